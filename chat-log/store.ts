@@ -1,0 +1,55 @@
+/**
+ * The storage contract of the chat log. Two backends implement it: the file store (embedded
+ * default, `store-file.ts`) and the Redis store (`store-redis.ts`, several replicas). Everything
+ * above it (read models, checkpoints, the gateway) is written against this interface only.
+ */
+import type { Event, Header, NewEvent } from './format/v4.ts';
+
+/** One line of `GET /v1/sessions`. */
+export interface ChatSummary {
+  id: string;
+  createdAt: number;
+  parent?: string;
+  team?: string;
+  eventCount: number;
+  lastActivityAt: number;
+}
+
+/** A saved read-model state (see `checkpoints.ts`). */
+export interface StoredCheckpoint {
+  /** Read model name. */
+  model: string;
+  /** Log format version and gateway build the state was computed with. */
+  formatVersion: number;
+  build: string;
+  /** Sequence number of the last event the state accounts for (-1: none). */
+  position: number;
+  state: unknown;
+}
+
+export interface LogBackend {
+  /** Creates a chat; `seed` events (a branched chat) are copied in first, keeping their order. */
+  create(header: Header, seed?: readonly Event[]): Promise<'created' | 'exists'>;
+  header(id: string): Promise<Header | undefined>;
+  /**
+   * Appends a batch atomically, assigning contiguous `seq` from the current count and `at` = `now`.
+   * Every value is checked to be losslessly JSON-serializable and valid against the v4 schema
+   * first; a refused batch stores nothing. Returns the stored events.
+   */
+  append(id: string, events: readonly NewEvent[], now: number): Promise<Event[]>;
+  /** Events with `offset <= seq < offset + length` (length undefined: to the end). */
+  read(id: string, offset: number, length?: number): Promise<Event[]>;
+  /** Number of events (the next seq). */
+  count(id: string): Promise<number>;
+  list(): Promise<ChatSummary[]>;
+  /**
+   * Runs `fn` while holding the chat's exclusive lock (across replicas for shared backends), so a
+   * read-compare-append of one request is not interleaved with another request of the same chat.
+   */
+  withLock<T>(id: string, fn: () => Promise<T>): Promise<T>;
+  getCheckpoint(id: string, model: string): Promise<StoredCheckpoint | undefined>;
+  putCheckpoint(id: string, checkpoint: StoredCheckpoint): Promise<void>;
+  /** True when the backend can serve (for `/readyz`). */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
