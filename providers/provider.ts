@@ -1,0 +1,70 @@
+/**
+ * What every wire format provides. The pipeline and routes use only this interface; provider
+ * differences live in `providers/<format>/`.
+ */
+import type { ContentPart, ToolRef, Usage } from '../chat-log/format/v4.ts';
+import type { ImageSource, RequestView, WirePath } from './request-view.ts';
+
+export type WireFormat = 'openai' | 'anthropic';
+
+/** What a refusal from a provider means for the repair loop. */
+export type Refusal =
+  | { kind: 'context-overflow' }
+  | {
+      kind: 'image-limit';
+      /** When the message states counts ("N > M"): how many were sent and how many are allowed. */
+      count?: { sent: number; max: number };
+      /** When the message names one image (a per-image size or dimension error). */
+      imagePath?: WirePath;
+    }
+  | { kind: 'transient' }
+  | { kind: 'other' };
+
+/** An image part before it is stored as an attachment. */
+export interface PendingImagePart {
+  kind: 'image';
+  source: ImageSource;
+}
+
+/** A tool result's content before its images are stored. */
+export type PendingContentPart =
+  | Exclude<ContentPart, { kind: 'image' } | { kind: 'tool-result' }>
+  | PendingImagePart
+  | (Omit<Extract<ContentPart, { kind: 'tool-result' }>, 'content'> & {
+      content: Array<Exclude<Extract<ContentPart, { kind: 'tool-result' }>['content'][number], { kind: 'image' }> | PendingImagePart>;
+    });
+
+/** A message in the log's normalized roles and content kinds, images not yet stored. */
+export interface NormalizedMessage {
+  role: 'user' | 'model' | 'tool' | 'developer' | 'system';
+  content: PendingContentPart[];
+}
+
+/** The normalized form of a request body, for the chat log. */
+export interface NormalizedRequest {
+  model: string;
+  /** System prompt text (all system parts joined), when present. */
+  system: string | undefined;
+  /** Conversation messages in order (system excluded). */
+  messages: NormalizedMessage[];
+  /** Tools by name and sha256 digest of their canonical JSON definition. */
+  tools: ToolRef[];
+  /** Every other top-level field, as sent. */
+  settings: Record<string, unknown>;
+  stream: boolean;
+}
+
+/** The normalized result of a model call. */
+export interface NormalizedResponse {
+  message: NormalizedMessage;
+  usage: Usage | undefined;
+  stopReason: string | undefined;
+  model: string | undefined;
+}
+
+/** Folds a streamed response (SSE events, in order) into a NormalizedResponse. */
+export interface StreamAccumulator {
+  /** `event` is the SSE `event:` name (undefined when absent); `data` the joined `data:` text. */
+  push(event: string | undefined, data: string): void;
+  result(): NormalizedResponse;
+}
