@@ -1,0 +1,301 @@
+/**
+ * The RequestView over an Anthropic Messages body, read and edited in place.
+ * Wire shapes: https://docs.anthropic.com/en/api/messages (and the `@anthropic-ai/sdk`
+ * `MessageParam` / `ContentBlockParam` types). Malformed blocks are skipped, never thrown on.
+ */
+import type {
+  ImageRef,
+  ImageSource,
+  MessageMeasure,
+  MessageRef,
+  RequestView,
+  TextSlot,
+  ToolResultRef,
+  WirePath,
+} from '../request-view.ts';
+
+type Obj = Record<string, unknown>;
+
+function isObj(value: unknown): value is Obj {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+interface EditState {
+  changed: boolean;
+}
+
+/** A slot over `holder[key]` when it holds a plain string. */
+function stringSlot(holder: Obj, key: string, state: EditState): TextSlot {
+  return {
+    get text() {
+      const value = holder[key];
+      return typeof value === 'string' ? value : '';
+    },
+    set(text: string) {
+      if (holder[key] === text) return;
+      holder[key] = text;
+      state.changed = true;
+    },
+  };
+}
+
+/** Slots for `holder[key]`: a string is one slot, an array gives one per `text` block. */
+function textSlots(holder: Obj, key: string, state: EditState): TextSlot[] {
+  const content = holder[key];
+  if (typeof content === 'string') return [stringSlot(holder, key, state)];
+  if (!Array.isArray(content)) return [];
+  const slots: TextSlot[] = [];
+  for (const block of content) {
+    if (isObj(block) && block.type === 'text' && typeof block.text === 'string') {
+      slots.push(stringSlot(block, 'text', state));
+    }
+  }
+  return slots;
+}
+
+/** The source of an `image` block: base64 with its media type, or a URL; file ids are skipped. */
+export function anthropicImageSource(block: Obj): ImageSource | undefined {
+  const source = block.source;
+  if (!isObj(source)) return undefined;
+  if (source.type === 'base64' && typeof source.data === 'string') {
+    const mediaType = typeof source.media_type === 'string' ? source.media_type : 'application/octet-stream';
+    return { kind: 'base64', mediaType, data: source.data };
+  }
+  if (source.type === 'url' && typeof source.url === 'string') return { kind: 'url', url: source.url };
+  return undefined;
+}
+
+/** The ref for one `image` block of `content`; `path` is the block's own path in the body. */
+function imageRef(
+  content: unknown[],
+  block: Obj,
+  path: WirePath,
+  messageIndex: number,
+  inToolResult: boolean,
+  state: EditState,
+): ImageRef | undefined {
+  const source = anthropicImageSource(block);
+  if (!source) return undefined;
+  return {
+    messageIndex,
+    path,
+    inToolResult,
+    source,
+    replaceWithText(text: string) {
+      // Find the block again: a stale ref whose block is already gone does nothing.
+      const at = content.indexOf(block);
+      if (at < 0) return;
+      // Keeping the marker keeps the cache breakpoint where the client put it.
+      const replacement: Obj = { type: 'text', text };
+      if ('cache_control' in block) replacement.cache_control = block.cache_control;
+      content[at] = replacement;
+      state.changed = true;
+    },
+  };
+}
+
+/** Refs for the `image` blocks of `content`, which sits at `path` in the body. */
+function imageRefs(
+  content: unknown[],
+  path: WirePath,
+  messageIndex: number,
+  inToolResult: boolean,
+  state: EditState,
+): ImageRef[] {
+  const refs: ImageRef[] = [];
+  content.forEach((block, blockIndex) => {
+    if (!isObj(block) || block.type !== 'image') return;
+    const ref = imageRef(content, block, [...path, blockIndex], messageIndex, inToolResult, state);
+    if (ref) refs.push(ref);
+  });
+  return refs;
+}
+
+/** Tool-use id -> tool name, over every assistant message (client and server tools). */
+function toolNamesById(messages: unknown[]): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const message of messages) {
+    if (!isObj(message) || message.role !== 'assistant' || !Array.isArray(message.content)) continue;
+    for (const block of message.content) {
+      if (!isObj(block) || typeof block.id !== 'string' || typeof block.name !== 'string') continue;
+      if (block.type === 'tool_use' || block.type === 'server_tool_use' || block.type === 'mcp_tool_use') {
+        names.set(block.id, block.name);
+      }
+    }
+  }
+  return names;
+}
+
+/** The text of a `tool_result` content: the string, or each text block. */
+function toolResultTexts(content: unknown): string[] {
+  if (typeof content === 'string') return [content];
+  if (!Array.isArray(content)) return [];
+  const texts: string[] = [];
+  for (const block of content) {
+    if (isObj(block) && block.type === 'text' && typeof block.text === 'string') texts.push(block.text);
+  }
+  return texts;
+}
+
+function countImages(content: unknown): number {
+  if (!Array.isArray(content)) return 0;
+  return content.filter((block) => isObj(block) && block.type === 'image').length;
+}
+
+/** Texts the size estimate counts for one message. */
+function measureMessage(message: Obj): MessageMeasure {
+  const content = message.content;
+  if (typeof content === 'string') return { texts: [content], images: 0 };
+  if (!Array.isArray(content)) return { texts: [], images: 0 };
+  const texts: string[] = [];
+  let images = 0;
+  for (const block of content) {
+    if (!isObj(block)) continue;
+    switch (block.type) {
+      case 'text':
+        if (typeof block.text === 'string') texts.push(block.text);
+        break;
+      case 'thinking':
+        if (typeof block.thinking === 'string') texts.push(block.thinking);
+        break;
+      case 'tool_use':
+      case 'server_tool_use':
+      case 'mcp_tool_use':
+        texts.push(JSON.stringify(block.input ?? {}));
+        break;
+      case 'tool_result':
+        texts.push(...toolResultTexts(block.content));
+        images += countImages(block.content);
+        break;
+      case 'image':
+        images += 1;
+        break;
+      case 'document':
+        if (isObj(block.source) && block.source.type === 'text' && typeof block.source.data === 'string') {
+          texts.push(block.source.data);
+        }
+        break;
+      default:
+        // Server tool results (web search, code execution, ...) reach the model as their JSON.
+        if (typeof block.type === 'string' && block.type.endsWith('_tool_result')) {
+          texts.push(JSON.stringify(block.content ?? null));
+        }
+    }
+  }
+  return { texts, images };
+}
+
+/** The longest TTL any `cache_control` marker anywhere in `value` asks for. */
+function longestCacheTtl(value: unknown, found: { any: boolean; hour: boolean }): void {
+  if (found.hour) return;
+  if (Array.isArray(value)) {
+    for (const item of value) longestCacheTtl(item, found);
+    return;
+  }
+  if (!isObj(value)) return;
+  const marker = value.cache_control;
+  if (isObj(marker)) {
+    found.any = true;
+    if (marker.ttl === '1h') {
+      found.hour = true;
+      return;
+    }
+  }
+  for (const key of Object.keys(value)) {
+    if (key !== 'cache_control') longestCacheTtl(value[key], found);
+  }
+}
+
+/** Creates the accessor over an Anthropic Messages request body (edited in place). */
+export function createAnthropicRequestView(body: Record<string, unknown>): RequestView {
+  const state: EditState = { changed: false };
+  const list = (): unknown[] => (Array.isArray(body.messages) ? body.messages : []);
+
+  return {
+    body,
+    get model() {
+      return typeof body.model === 'string' ? body.model : '';
+    },
+    get changed() {
+      return state.changed;
+    },
+
+    messages(): MessageRef[] {
+      const refs: MessageRef[] = [];
+      list().forEach((message, index) => {
+        if (!isObj(message) || (message.role !== 'user' && message.role !== 'assistant')) return;
+        const content = message.content;
+        let hasToolResults = false;
+        let hasOwnContent = typeof content === 'string';
+        if (Array.isArray(content)) {
+          for (const block of content) {
+            if (isObj(block) && block.type === 'tool_result') hasToolResults = true;
+            else if (isObj(block)) hasOwnContent = true;
+          }
+        }
+        refs.push({
+          index,
+          role: message.role,
+          hasToolResults,
+          hasOwnContent,
+          texts: textSlots(message, 'content', state),
+        });
+      });
+      return refs;
+    },
+
+    toolResults(): ToolResultRef[] {
+      const messages = list();
+      const names = toolNamesById(messages);
+      const refs: ToolResultRef[] = [];
+      messages.forEach((message, index) => {
+        if (!isObj(message) || message.role !== 'user' || !Array.isArray(message.content)) return;
+        message.content.forEach((block, blockIndex) => {
+          if (!isObj(block) || block.type !== 'tool_result') return;
+          const callId = typeof block.tool_use_id === 'string' ? block.tool_use_id : '';
+          const path = ['messages', index, 'content', blockIndex, 'content'];
+          refs.push({
+            messageIndex: index,
+            callId,
+            toolName: names.get(callId),
+            isError: block.is_error === true,
+            texts: textSlots(block, 'content', state),
+            images: Array.isArray(block.content) ? imageRefs(block.content, path, index, true, state) : [],
+          });
+        });
+      });
+      return refs;
+    },
+
+    images(): ImageRef[] {
+      const refs: ImageRef[] = [];
+      list().forEach((message, index) => {
+        if (!isObj(message) || message.role !== 'user' || !Array.isArray(message.content)) return;
+        const content = message.content;
+        content.forEach((block, blockIndex) => {
+          if (!isObj(block)) return;
+          if (block.type === 'image') {
+            const path = ['messages', index, 'content', blockIndex];
+            const ref = imageRef(content, block, path, index, false, state);
+            if (ref) refs.push(ref);
+          } else if (block.type === 'tool_result' && Array.isArray(block.content)) {
+            const path = ['messages', index, 'content', blockIndex, 'content'];
+            refs.push(...imageRefs(block.content, path, index, true, state));
+          }
+        });
+      });
+      return refs;
+    },
+
+    measure(): MessageMeasure[] {
+      // One entry per element of `messages`, so entry i is message i.
+      return list().map((message) => (isObj(message) ? measureMessage(message) : { texts: [], images: 0 }));
+    },
+
+    cacheTtlHint() {
+      const found = { any: false, hour: false };
+      longestCacheTtl(body, found);
+      return found.hour ? '1h' : found.any ? '5m' : undefined;
+    },
+  };
+}

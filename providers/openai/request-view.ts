@@ -1,0 +1,264 @@
+/**
+ * The RequestView over an OpenAI Chat Completions body, read and edited in place.
+ * Wire shapes: https://platform.openai.com/docs/api-reference/chat/create (and the `openai` SDK's
+ * `ChatCompletionMessageParam`). Malformed parts are skipped, never thrown on.
+ */
+import type {
+  ImageRef,
+  ImageSource,
+  MessageMeasure,
+  MessageRef,
+  RequestView,
+  TextSlot,
+  ToolResultRef,
+  ViewRole,
+} from '../request-view.ts';
+
+type Obj = Record<string, unknown>;
+
+function isObj(value: unknown): value is Obj {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+interface EditState {
+  changed: boolean;
+}
+
+/** Maps a wire role to the view's role; undefined for roles the view does not know. */
+function viewRole(role: unknown): ViewRole | undefined {
+  switch (role) {
+    case 'system':
+    case 'developer':
+      return 'system';
+    case 'user':
+      return 'user';
+    case 'assistant':
+      return 'assistant';
+    case 'tool':
+    case 'function':
+      return 'tool';
+    default:
+      return undefined;
+  }
+}
+
+/** A slot over a message whose content is a plain string. */
+function stringContentSlot(holder: Obj, key: string, state: EditState): TextSlot {
+  return {
+    get text() {
+      const value = holder[key];
+      return typeof value === 'string' ? value : '';
+    },
+    set(text: string) {
+      if (holder[key] === text) return;
+      holder[key] = text;
+      state.changed = true;
+    },
+  };
+}
+
+/** A slot over one `{type:'text', text}` part. */
+function textPartSlot(part: Obj, state: EditState): TextSlot {
+  return {
+    get text() {
+      return typeof part.text === 'string' ? part.text : '';
+    },
+    set(text: string) {
+      if (part.text === text) return;
+      part.text = text;
+      state.changed = true;
+    },
+  };
+}
+
+/** Slots for the text of `holder[key]`: a string is one slot, an array gives one per text part. */
+function textSlots(holder: Obj, key: string, state: EditState): TextSlot[] {
+  const content = holder[key];
+  if (typeof content === 'string') return [stringContentSlot(holder, key, state)];
+  if (!Array.isArray(content)) return [];
+  const slots: TextSlot[] = [];
+  for (const part of content) {
+    if (isObj(part) && part.type === 'text' && typeof part.text === 'string') {
+      slots.push(textPartSlot(part, state));
+    }
+  }
+  return slots;
+}
+
+/** Reads `data:<media type>[;params];base64,<data>`; undefined when not a base64 data URL. */
+export function parseDataUrl(url: string): { mediaType: string; data: string } | undefined {
+  const match = /^data:([^;,]*)((?:;[^;,]*)*);base64,/i.exec(url);
+  if (!match) return undefined;
+  return { mediaType: match[1] || 'application/octet-stream', data: url.slice(match[0].length) };
+}
+
+/** The source of an `image_url` part, accepting the object form and the bare-string form. */
+export function openaiImageSource(part: Obj): ImageSource | undefined {
+  const raw = part.image_url;
+  const url = typeof raw === 'string' ? raw : isObj(raw) && typeof raw.url === 'string' ? raw.url : undefined;
+  if (url === undefined) return undefined;
+  const parsed = parseDataUrl(url);
+  return parsed ? { kind: 'base64', mediaType: parsed.mediaType, data: parsed.data } : { kind: 'url', url };
+}
+
+function imageRefs(
+  content: unknown[],
+  messageIndex: number,
+  inToolResult: boolean,
+  state: EditState,
+): ImageRef[] {
+  const refs: ImageRef[] = [];
+  content.forEach((part, partIndex) => {
+    if (!isObj(part) || part.type !== 'image_url') return;
+    const source = openaiImageSource(part);
+    if (!source) return;
+    refs.push({
+      messageIndex,
+      path: ['messages', messageIndex, 'content', partIndex],
+      inToolResult,
+      source,
+      replaceWithText(text: string) {
+        // Find the part again: a stale ref whose part is already gone does nothing.
+        const at = content.indexOf(part);
+        if (at < 0) return;
+        const replacement: Obj = { type: 'text', text };
+        if ('cache_control' in part) replacement.cache_control = part.cache_control;
+        content[at] = replacement;
+        state.changed = true;
+      },
+    });
+  });
+  return refs;
+}
+
+/** Tool-call id -> function name, over every assistant message. */
+function toolNamesById(messages: unknown[]): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const message of messages) {
+    if (!isObj(message) || message.role !== 'assistant' || !Array.isArray(message.tool_calls)) continue;
+    for (const call of message.tool_calls) {
+      if (!isObj(call) || typeof call.id !== 'string') continue;
+      const fn = isObj(call.function) ? call.function : isObj(call.custom) ? call.custom : undefined;
+      if (fn && typeof fn.name === 'string') names.set(call.id, fn.name);
+    }
+  }
+  return names;
+}
+
+/** Texts the size estimate counts for one message. */
+function measureMessage(message: Obj): MessageMeasure {
+  const texts: string[] = [];
+  let images = 0;
+  const content = message.content;
+  if (typeof content === 'string') texts.push(content);
+  else if (Array.isArray(content)) {
+    for (const part of content) {
+      if (!isObj(part)) continue;
+      if (part.type === 'text' && typeof part.text === 'string') texts.push(part.text);
+      else if (part.type === 'refusal' && typeof part.refusal === 'string') texts.push(part.refusal);
+      else if (part.type === 'image_url') images += 1;
+    }
+  }
+  if (typeof message.refusal === 'string') texts.push(message.refusal);
+  if (typeof message.reasoning_content === 'string') texts.push(message.reasoning_content);
+  else if (typeof message.reasoning === 'string') texts.push(message.reasoning);
+  if (Array.isArray(message.tool_calls)) {
+    for (const call of message.tool_calls) {
+      if (!isObj(call)) continue;
+      if (isObj(call.function) && typeof call.function.arguments === 'string') {
+        texts.push(call.function.arguments);
+      } else if (isObj(call.custom) && typeof call.custom.input === 'string') {
+        texts.push(call.custom.input);
+      }
+    }
+  }
+  if (isObj(message.function_call) && typeof message.function_call.arguments === 'string') {
+    texts.push(message.function_call.arguments);
+  }
+  return { texts, images };
+}
+
+/** Creates the accessor over an OpenAI Chat Completions request body (edited in place). */
+export function createOpenaiRequestView(body: Record<string, unknown>): RequestView {
+  const state: EditState = { changed: false };
+  const list = (): unknown[] => (Array.isArray(body.messages) ? body.messages : []);
+
+  return {
+    body,
+    get model() {
+      return typeof body.model === 'string' ? body.model : '';
+    },
+    get changed() {
+      return state.changed;
+    },
+
+    messages(): MessageRef[] {
+      const refs: MessageRef[] = [];
+      list().forEach((message, index) => {
+        if (!isObj(message)) return;
+        const role = viewRole(message.role);
+        if (!role) return;
+        const isTool = role === 'tool';
+        refs.push({
+          index,
+          role,
+          hasToolResults: isTool,
+          hasOwnContent: !isTool,
+          texts: isTool ? [] : textSlots(message, 'content', state),
+        });
+      });
+      return refs;
+    },
+
+    toolResults(): ToolResultRef[] {
+      const messages = list();
+      const names = toolNamesById(messages);
+      const refs: ToolResultRef[] = [];
+      messages.forEach((message, index) => {
+        if (!isObj(message) || (message.role !== 'tool' && message.role !== 'function')) return;
+        const callId = typeof message.tool_call_id === 'string' ? message.tool_call_id : '';
+        const toolName =
+          message.role === 'function'
+            ? typeof message.name === 'string'
+              ? message.name
+              : undefined
+            : names.get(callId);
+        refs.push({
+          messageIndex: index,
+          callId,
+          toolName,
+          isError: false,
+          texts: textSlots(message, 'content', state),
+          images: Array.isArray(message.content) ? imageRefs(message.content, index, true, state) : [],
+        });
+      });
+      return refs;
+    },
+
+    images(): ImageRef[] {
+      const refs: ImageRef[] = [];
+      list().forEach((message, index) => {
+        if (!isObj(message) || !Array.isArray(message.content)) return;
+        if (message.role === 'user') refs.push(...imageRefs(message.content, index, false, state));
+        else if (message.role === 'tool') refs.push(...imageRefs(message.content, index, true, state));
+      });
+      return refs;
+    },
+
+    measure(): MessageMeasure[] {
+      // One entry per element of `messages`, so entry i is message i. The leading system and
+      // developer messages are the system prompt, which the estimate leaves out.
+      let inSystemPrompt = true;
+      return list().map((message) => {
+        if (!isObj(message)) return { texts: [], images: 0 };
+        if (inSystemPrompt && viewRole(message.role) === 'system') return { texts: [], images: 0 };
+        inSystemPrompt = false;
+        return measureMessage(message);
+      });
+    },
+
+    cacheTtlHint() {
+      return undefined;
+    },
+  };
+}
