@@ -1,0 +1,11 @@
+export {
+  cutMiddle,
+  countCodePoints,
+  keepHeadAndTail,
+  assertCutLimits,
+  TRIM_MARKER_CHARS,
+  type CutLimits,
+} from './cut-middle.ts';
+export { trimToolResults, type TrimDecision, type TrimTrigger } from './trim-tool-results.ts';
+export { replayTrims } from './replay-trims.ts';
+export { textDigest } from './text-digest.ts';
