@@ -1,0 +1,329 @@
+/**
+ * OpenAI Chat Completions bodies in the chat log's normalized form: requests, responses and
+ * streamed responses. Malformed parts are skipped, never thrown on.
+ * @see https://platform.openai.com/docs/api-reference/chat/create
+ * @see https://platform.openai.com/docs/api-reference/chat/object
+ * @see https://platform.openai.com/docs/api-reference/chat-streaming/streaming
+ */
+import { createHash } from 'node:crypto';
+import type { ToolRef, Usage } from '../../chat-log/format/v4.ts';
+import type {
+  NormalizedMessage,
+  NormalizedRequest,
+  NormalizedResponse,
+  PendingContentPart,
+  StreamAccumulator,
+} from '../provider.ts';
+import { openaiImageSource, parseDataUrl } from './request-view.ts';
+
+type Obj = Record<string, unknown>;
+type ToolResultContent = Extract<PendingContentPart, { kind: 'tool-result' }>['content'][number];
+
+function isObj(value: unknown): value is Obj {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** JSON with object keys sorted at every depth, so equal definitions hash equally. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null)).join(',')}]`;
+  if (isObj(value)) {
+    const keys = Object.keys(value)
+      .filter((key) => value[key] !== undefined)
+      .sort();
+    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** A tool by name and the sha256 of its canonical definition. */
+function toolRef(tool: Obj): ToolRef | undefined {
+  const fn = isObj(tool.function) ? tool.function : isObj(tool.custom) ? tool.custom : tool;
+  const name = str(fn.name);
+  if (name === undefined) return undefined;
+  return { name, digest: createHash('sha256').update(canonicalJson(tool)).digest('hex') };
+}
+
+/** The text parts of a content value: a string is one part. */
+function contentTexts(content: unknown): string[] {
+  if (typeof content === 'string') return [content];
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((part) =>
+    isObj(part) && part.type === 'text' && typeof part.text === 'string' ? [part.text] : [],
+  );
+}
+
+/** One user/tool content part, or undefined for parts the log does not keep. */
+function contentPart(part: unknown): ToolResultContent | undefined {
+  if (!isObj(part)) return undefined;
+  switch (part.type) {
+    case 'text':
+      return typeof part.text === 'string' ? { kind: 'text', text: part.text } : undefined;
+    case 'image_url': {
+      const source = openaiImageSource(part);
+      return source ? { kind: 'image', source } : undefined;
+    }
+    case 'input_audio': {
+      const format = isObj(part.input_audio) ? str(part.input_audio.format) : undefined;
+      return format ? { kind: 'file', mediaType: `audio/${format}` } : { kind: 'file' };
+    }
+    case 'file': {
+      const file = isObj(part.file) ? part.file : {};
+      const data = str(file.file_data);
+      const mediaType = data === undefined ? undefined : parseDataUrl(data)?.mediaType;
+      const name = str(file.filename) ?? str(file.file_id);
+      return {
+        kind: 'file',
+        ...(name !== undefined && { name }),
+        ...(mediaType !== undefined && { mediaType }),
+      };
+    }
+    default:
+      return undefined;
+  }
+}
+
+function contentParts(content: unknown): ToolResultContent[] {
+  if (typeof content === 'string') return [{ kind: 'text', text: content }];
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((part) => contentPart(part) ?? []);
+}
+
+/** The parts of an assistant message (request history or response). */
+function assistantParts(message: Obj): PendingContentPart[] {
+  const parts: PendingContentPart[] = [];
+  // Compatible servers (DeepSeek, vLLM, OpenRouter) send reasoning beside the content.
+  const reasoning = str(message.reasoning_content) ?? str(message.reasoning);
+  if (reasoning) parts.push({ kind: 'reasoning', text: reasoning });
+  const content = message.content;
+  if (typeof content === 'string') {
+    if (content) parts.push({ kind: 'text', text: content });
+  } else if (Array.isArray(content)) {
+    for (const part of content) {
+      if (!isObj(part)) continue;
+      if (part.type === 'text' && typeof part.text === 'string')
+        parts.push({ kind: 'text', text: part.text });
+      else if (part.type === 'refusal' && typeof part.refusal === 'string') {
+        parts.push({ kind: 'text', text: part.refusal });
+      }
+    }
+  }
+  const refusal = str(message.refusal);
+  if (refusal) parts.push({ kind: 'text', text: refusal });
+  if (Array.isArray(message.tool_calls)) {
+    for (const call of message.tool_calls) {
+      if (!isObj(call)) continue;
+      const id = str(call.id) ?? '';
+      if (isObj(call.function) && typeof call.function.name === 'string') {
+        parts.push({
+          kind: 'tool-call',
+          id,
+          name: call.function.name,
+          args: str(call.function.arguments) ?? '',
+        });
+      } else if (isObj(call.custom) && typeof call.custom.name === 'string') {
+        parts.push({ kind: 'tool-call', id, name: call.custom.name, args: str(call.custom.input) ?? '' });
+      }
+    }
+  }
+  const legacy = message.function_call;
+  if (isObj(legacy) && typeof legacy.name === 'string') {
+    parts.push({ kind: 'tool-call', id: '', name: legacy.name, args: str(legacy.arguments) ?? '' });
+  }
+  return parts;
+}
+
+const NOT_SETTINGS = new Set(['model', 'messages', 'system', 'tools']);
+
+/** Normalizes a Chat Completions request body for the chat log. */
+export function normalizeOpenaiRequest(body: Record<string, unknown>): NormalizedRequest {
+  const wire = Array.isArray(body.messages) ? body.messages : [];
+  const toolNames = new Map<string, string>();
+  for (const message of wire) {
+    if (!isObj(message) || !Array.isArray(message.tool_calls)) continue;
+    for (const call of message.tool_calls) {
+      if (!isObj(call) || typeof call.id !== 'string') continue;
+      const fn = isObj(call.function) ? call.function : isObj(call.custom) ? call.custom : {};
+      if (typeof fn.name === 'string') toolNames.set(call.id, fn.name);
+    }
+  }
+
+  const systemTexts: string[] = [];
+  const messages: NormalizedMessage[] = [];
+  let inSystemPrompt = true;
+  for (const message of wire) {
+    if (!isObj(message)) continue;
+    const role = message.role;
+    if (inSystemPrompt && (role === 'system' || role === 'developer')) {
+      systemTexts.push(...contentTexts(message.content));
+      continue;
+    }
+    switch (role) {
+      case 'system':
+      case 'developer':
+        messages.push({
+          role,
+          content: contentTexts(message.content).map((text) => ({ kind: 'text', text })),
+        });
+        break;
+      case 'user':
+        messages.push({ role: 'user', content: contentParts(message.content) });
+        break;
+      case 'assistant':
+        messages.push({ role: 'model', content: assistantParts(message) });
+        break;
+      case 'tool':
+      case 'function': {
+        const callId = str(message.tool_call_id) ?? '';
+        const toolName = role === 'function' ? str(message.name) : toolNames.get(callId);
+        messages.push({
+          role: 'tool',
+          content: [
+            {
+              kind: 'tool-result',
+              callId,
+              ...(toolName !== undefined && { toolName }),
+              failed: false,
+              content: contentParts(message.content),
+            },
+          ],
+        });
+        break;
+      }
+      default:
+        continue;
+    }
+    inSystemPrompt = false;
+  }
+
+  const settings: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) if (!NOT_SETTINGS.has(key)) settings[key] = value;
+  const tools = Array.isArray(body.tools)
+    ? body.tools.flatMap((tool) => (isObj(tool) ? (toolRef(tool) ?? []) : []))
+    : [];
+
+  return {
+    model: str(body.model) ?? '',
+    system: systemTexts.length > 0 ? systemTexts.join('\n\n') : undefined,
+    messages,
+    tools,
+    settings,
+    stream: body.stream === true,
+  };
+}
+
+function count(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+}
+
+/** Maps `usage` of a completion or of the last stream chunk. */
+function openaiUsage(usage: unknown): Usage | undefined {
+  if (!isObj(usage)) return undefined;
+  const inputTokens = count(usage.prompt_tokens);
+  const outputTokens = count(usage.completion_tokens);
+  const cacheReadTokens = isObj(usage.prompt_tokens_details)
+    ? count(usage.prompt_tokens_details.cached_tokens)
+    : undefined;
+  return {
+    ...(inputTokens !== undefined && { inputTokens }),
+    ...(outputTokens !== undefined && { outputTokens }),
+    ...(cacheReadTokens !== undefined && { cacheReadTokens }),
+  };
+}
+
+/** Normalizes a non-streamed `chat.completion` object (its first choice). */
+export function normalizeOpenaiResponse(json: unknown): NormalizedResponse {
+  const body = isObj(json) ? json : {};
+  const choice = Array.isArray(body.choices) ? body.choices[0] : undefined;
+  const message = isObj(choice) && isObj(choice.message) ? choice.message : {};
+  return {
+    message: { role: 'model', content: assistantParts(message) },
+    usage: openaiUsage(body.usage),
+    stopReason: isObj(choice) ? str(choice.finish_reason) : undefined,
+    model: str(body.model),
+  };
+}
+
+interface ToolCallDraft {
+  id: string;
+  name: string;
+  args: string;
+}
+
+/** Folds `chat.completion.chunk` events into the response the non-streamed call would give. */
+export function createOpenaiStreamAccumulator(): StreamAccumulator {
+  let content = '';
+  let reasoning = '';
+  let refusal = '';
+  const calls = new Map<number, ToolCallDraft>();
+  let usage: Usage | undefined;
+  let stopReason: string | undefined;
+  let model: string | undefined;
+
+  return {
+    push(_event, data) {
+      const text = data.trim();
+      if (text === '' || text === '[DONE]') return;
+      let chunk: unknown;
+      try {
+        chunk = JSON.parse(text);
+      } catch {
+        return;
+      }
+      if (!isObj(chunk)) return;
+      if (isObj(chunk.error)) {
+        // An error after the 200 (OpenRouter, vLLM): the answer ends here.
+        stopReason ??= 'error';
+        return;
+      }
+      model = str(chunk.model) ?? model;
+      if (isObj(chunk.usage)) usage = openaiUsage(chunk.usage);
+      if (!Array.isArray(chunk.choices)) return;
+      for (const choice of chunk.choices) {
+        if (!isObj(choice) || (choice.index !== undefined && choice.index !== 0)) continue;
+        stopReason = str(choice.finish_reason) ?? stopReason;
+        const delta = isObj(choice.delta) ? choice.delta : {};
+        content += str(delta.content) ?? '';
+        reasoning += str(delta.reasoning_content) ?? str(delta.reasoning) ?? '';
+        refusal += str(delta.refusal) ?? '';
+        if (!Array.isArray(delta.tool_calls)) continue;
+        for (const call of delta.tool_calls) {
+          if (!isObj(call)) continue;
+          const index = typeof call.index === 'number' ? call.index : calls.size;
+          const draft = calls.get(index) ?? { id: '', name: '', args: '' };
+          draft.id = str(call.id) ?? draft.id;
+          if (isObj(call.function)) {
+            // As the SDK does: a name replaces, arguments accumulate.
+            draft.name = str(call.function.name) || draft.name;
+            draft.args += str(call.function.arguments) ?? '';
+          }
+          calls.set(index, draft);
+        }
+      }
+    },
+
+    result() {
+      const message: Obj = {
+        content,
+        ...(reasoning && { reasoning_content: reasoning }),
+        ...(refusal && { refusal }),
+        tool_calls: [...calls.entries()]
+          .sort(([a], [b]) => a - b)
+          .map(([, call]) => ({
+            id: call.id,
+            type: 'function',
+            function: { name: call.name, arguments: call.args },
+          })),
+      };
+      return {
+        message: { role: 'model', content: assistantParts(message) },
+        usage,
+        stopReason,
+        model,
+      };
+    },
+  };
+}
