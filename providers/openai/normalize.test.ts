@@ -1,0 +1,272 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import {
+  createOpenaiStreamAccumulator,
+  normalizeOpenaiRequest,
+  normalizeOpenaiResponse,
+} from './normalize.ts';
+
+const fixture = (name: string): string =>
+  readFileSync(new URL(`./__fixtures__/${name}`, import.meta.url), 'utf8');
+
+/** The SSE events of a transcript: `event:` name and joined `data:` lines; comments skipped. */
+function parseSse(text: string): Array<{ event: string | undefined; data: string }> {
+  const events: Array<{ event: string | undefined; data: string }> = [];
+  for (const frame of text.split(/\r?\n\r?\n/)) {
+    let event: string | undefined;
+    const data: string[] = [];
+    for (const line of frame.split(/\r?\n/)) {
+      if (line.startsWith('event:')) event = line.slice(6).trim();
+      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+    }
+    if (data.length > 0) events.push({ event, data: data.join('\n') });
+  }
+  return events;
+}
+
+function accumulate(name: string) {
+  const accumulator = createOpenaiStreamAccumulator();
+  for (const { event, data } of parseSse(fixture(name))) accumulator.push(event, data);
+  return accumulator.result();
+}
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+const weatherTool = {
+  type: 'function',
+  function: {
+    name: 'get_weather',
+    description: 'Weather for a city',
+    parameters: { type: 'object', properties: { unit: { type: 'string' }, city: { type: 'string' } } },
+  },
+};
+
+function chatBody(): Record<string, unknown> {
+  return {
+    model: 'gpt-4.1',
+    temperature: 0.2,
+    stream: true,
+    stream_options: { include_usage: true },
+    x_vendor: { any: 'thing' },
+    tools: [weatherTool],
+    messages: [
+      { role: 'system', content: 'You are terse.' },
+      { role: 'developer', content: [{ type: 'text', text: 'Use metric units.' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Weather where this photo was taken?' },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+          { type: 'image_url', image_url: { url: 'https://example.com/p.jpg', detail: 'low' } },
+          { type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } },
+          { type: 'file', file: { filename: 'trip.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' } },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: null,
+        reasoning_content: 'Looks like Oslo.',
+        tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+        ],
+      },
+      {
+        role: 'tool',
+        tool_call_id: 'call_1',
+        content: [
+          { type: 'text', text: '12 C, rain' },
+          { type: 'image_url', image_url: { url: 'https://example.com/radar.png' } },
+        ],
+      },
+      { role: 'assistant', content: '12 C and rain.' },
+      { role: 'developer', content: 'Tools changed.' },
+      { role: 'system', content: 'Late system note.' },
+      { role: 'user', content: 'Thanks' },
+    ],
+  };
+}
+
+describe('normalizeOpenaiRequest', () => {
+  test('maps roles, content kinds, the system prompt, tools and settings', () => {
+    const normalized = normalizeOpenaiRequest(chatBody());
+    assert.equal(normalized.model, 'gpt-4.1');
+    assert.equal(normalized.system, 'You are terse.\n\nUse metric units.');
+    assert.equal(normalized.stream, true);
+    assert.deepEqual(normalized.settings, {
+      temperature: 0.2,
+      stream: true,
+      stream_options: { include_usage: true },
+      x_vendor: { any: 'thing' },
+    });
+    assert.deepEqual(normalized.messages, [
+      {
+        role: 'user',
+        content: [
+          { kind: 'text', text: 'Weather where this photo was taken?' },
+          { kind: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' } },
+          { kind: 'image', source: { kind: 'url', url: 'https://example.com/p.jpg' } },
+          { kind: 'file', mediaType: 'audio/wav' },
+          { kind: 'file', name: 'trip.pdf', mediaType: 'application/pdf' },
+        ],
+      },
+      {
+        role: 'model',
+        content: [
+          { kind: 'reasoning', text: 'Looks like Oslo.' },
+          { kind: 'tool-call', id: 'call_1', name: 'get_weather', args: '{"city":"Oslo"}' },
+        ],
+      },
+      {
+        role: 'tool',
+        content: [
+          {
+            kind: 'tool-result',
+            callId: 'call_1',
+            toolName: 'get_weather',
+            failed: false,
+            content: [
+              { kind: 'text', text: '12 C, rain' },
+              { kind: 'image', source: { kind: 'url', url: 'https://example.com/radar.png' } },
+            ],
+          },
+        ],
+      },
+      { role: 'model', content: [{ kind: 'text', text: '12 C and rain.' }] },
+      { role: 'developer', content: [{ kind: 'text', text: 'Tools changed.' }] },
+      { role: 'system', content: [{ kind: 'text', text: 'Late system note.' }] },
+      { role: 'user', content: [{ kind: 'text', text: 'Thanks' }] },
+    ]);
+  });
+
+  test('never inlines file or audio bytes', () => {
+    const text = JSON.stringify(normalizeOpenaiRequest(chatBody()).messages);
+    assert.ok(!text.includes('JVBERi0='));
+    assert.ok(!text.includes('UklGRg=='));
+  });
+
+  test('digests tools over their canonical JSON, independent of key order', () => {
+    const [tool] = normalizeOpenaiRequest(chatBody()).tools;
+    const canonical =
+      '{"function":{"description":"Weather for a city","name":"get_weather","parameters":' +
+      '{"properties":{"city":{"type":"string"},"unit":{"type":"string"}},"type":"object"}},"type":"function"}';
+    assert.deepEqual(tool, { name: 'get_weather', digest: sha256(canonical) });
+    const reordered = {
+      function: { parameters: weatherTool.function.parameters, ...weatherTool.function },
+      type: 'function',
+    };
+    assert.deepEqual(normalizeOpenaiRequest({ model: 'm', messages: [], tools: [reordered] }).tools, [tool]);
+    const changed = { ...weatherTool, function: { ...weatherTool.function, description: 'Other' } };
+    assert.notEqual(
+      normalizeOpenaiRequest({ model: 'm', messages: [], tools: [changed] }).tools[0]?.digest,
+      tool?.digest,
+    );
+  });
+
+  test('without system messages the system prompt is undefined; stream defaults to false', () => {
+    const normalized = normalizeOpenaiRequest({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(normalized.system, undefined);
+    assert.equal(normalized.stream, false);
+    assert.deepEqual(normalized.tools, []);
+  });
+
+  test('malformed input is skipped, never thrown on', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), fc.array(fc.jsonValue()), (extra, messages) => {
+        const normalized = normalizeOpenaiRequest({ ...extra, messages });
+        assert.ok(Array.isArray(normalized.messages));
+      }),
+    );
+    const normalized = normalizeOpenaiRequest({
+      messages: [
+        null,
+        { role: 'user', content: 5 },
+        { role: 'assistant', tool_calls: [null, { function: 1 }] },
+      ],
+      tools: [null, { type: 'function' }],
+    });
+    assert.deepEqual(normalized.messages, [
+      { role: 'user', content: [] },
+      { role: 'model', content: [] },
+    ]);
+    assert.deepEqual(normalized.tools, []);
+  });
+});
+
+describe('normalizeOpenaiResponse', () => {
+  test('maps content, tool calls, usage and finish reason', () => {
+    const response = normalizeOpenaiResponse(JSON.parse(fixture('stream-tool-calls.json')));
+    assert.deepEqual(response, {
+      message: {
+        role: 'model',
+        content: [
+          { kind: 'text', text: 'Let me check both cities.' },
+          {
+            kind: 'tool-call',
+            id: 'call_Wk3sTq0d1',
+            name: 'get_weather',
+            args: '{"city":"Oslo","unit":"c"}',
+          },
+          {
+            kind: 'tool-call',
+            id: 'call_Pq81zZr4m',
+            name: 'get_weather',
+            args: '{"city":"Bergen","unit":"c"}',
+          },
+        ],
+      },
+      usage: { inputTokens: 1082, outputTokens: 61, cacheReadTokens: 1024 },
+      stopReason: 'tool_calls',
+      model: 'gpt-4.1-2025-04-14',
+    });
+  });
+
+  test('keeps reasoning_content of compatible servers', () => {
+    const response = normalizeOpenaiResponse(JSON.parse(fixture('stream-reasoning.json')));
+    assert.deepEqual(response.message.content, [
+      { kind: 'reasoning', text: 'The user asks for 17 * 23. 17*20=340, 17*3=51, total 391.' },
+      { kind: 'text', text: '17 × 23 = **391**.' },
+    ]);
+    assert.deepEqual(response.usage, { inputTokens: 24, outputTokens: 96, cacheReadTokens: 0 });
+  });
+
+  test('a body that is not a completion gives an empty message', () => {
+    assert.deepEqual(normalizeOpenaiResponse('nope'), {
+      message: { role: 'model', content: [] },
+      usage: undefined,
+      stopReason: undefined,
+      model: undefined,
+    });
+  });
+});
+
+describe('createOpenaiStreamAccumulator', () => {
+  for (const name of ['stream-tool-calls', 'stream-reasoning']) {
+    test(`${name}: the stream folds into the non-streamed answer`, () => {
+      const streamed = accumulate(`${name}.sse`);
+      assert.deepEqual(streamed, normalizeOpenaiResponse(JSON.parse(fixture(`${name}.json`))));
+      assert.ok(streamed.message.content.length > 0);
+    });
+  }
+
+  test('ignores [DONE], comments and unparsable data', () => {
+    const accumulator = createOpenaiStreamAccumulator();
+    accumulator.push(undefined, '[DONE]');
+    accumulator.push(undefined, '{not json');
+    accumulator.push(undefined, '');
+    accumulator.push(undefined, '42');
+    accumulator.push(undefined, JSON.stringify({ choices: [{ index: 0, delta: { content: 'ok' } }] }));
+    assert.deepEqual(accumulator.result().message.content, [{ kind: 'text', text: 'ok' }]);
+  });
+
+  test('an in-stream error ends the answer with stop reason "error"', () => {
+    const accumulator = createOpenaiStreamAccumulator();
+    accumulator.push(undefined, JSON.stringify({ choices: [{ index: 0, delta: { content: 'par' } }] }));
+    accumulator.push(undefined, JSON.stringify({ error: { message: 'Provider returned error', code: 502 } }));
+    const result = accumulator.result();
+    assert.equal(result.stopReason, 'error');
+    assert.deepEqual(result.message.content, [{ kind: 'text', text: 'par' }]);
+  });
+});
