@@ -1,0 +1,96 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createAnthropicRequestView } from '../../providers/anthropic/request-view.ts';
+import { createOpenaiRequestView } from '../../providers/openai/request-view.ts';
+import type { RequestView } from '../../providers/request-view.ts';
+import { anthropicImageChat, imagePaths, openaiImageChat } from './__fixtures__/image-chats.ts';
+import { chooseImagesToSetAside, type ImageLimitRefusal } from './choose-images.ts';
+
+const formats = [
+  ['openai', openaiImageChat, createOpenaiRequestView],
+  ['anthropic', anthropicImageChat, createAnthropicRequestView],
+] as const;
+
+for (const [name, build, makeView] of formats) {
+  const paths = imagePaths[name];
+  const chosen = (view: RequestView, refusal: ImageLimitRefusal) =>
+    chooseImagesToSetAside(view, refusal).map((image) => image.path);
+
+  describe(`chooseImagesToSetAside (${name})`, () => {
+    test('stated counts set aside enough of the oldest in one round', () => {
+      const view = makeView(build());
+      assert.deepEqual(chosen(view, { kind: 'image-limit', count: { sent: 4, max: 2 } }), [
+        paths[0],
+        paths[1],
+      ]);
+      assert.deepEqual(chosen(view, { kind: 'image-limit', count: { sent: 4, max: 3 } }), [paths[0]]);
+      assert.deepEqual(chosen(view, { kind: 'image-limit', count: { sent: 4, max: 0 } }), [...paths]);
+    });
+
+    test('counts are never below one nor beyond the images left', () => {
+      const view = makeView(build());
+      assert.deepEqual(chosen(view, { kind: 'image-limit', count: { sent: 4, max: 20 } }), [paths[0]]);
+      assert.deepEqual(chosen(view, { kind: 'image-limit', count: { sent: 40, max: 1 } }), [...paths]);
+    });
+
+    test('a provider count above what the view sees still gets there in one round', () => {
+      // Sent 6 (the provider counted two images the view cannot set aside), max 3: 3 of ours go.
+      const view = makeView(build());
+      assert.deepEqual(chosen(view, { kind: 'image-limit', count: { sent: 6, max: 3 } }), [
+        paths[0],
+        paths[1],
+        paths[2],
+      ]);
+    });
+
+    test('counts refer to the images still sent, not to those already set aside', () => {
+      const view = makeView(build());
+      view.images()[0]!.replaceWithText('[set aside]');
+      assert.deepEqual(chosen(view, { kind: 'image-limit', count: { sent: 3, max: 2 } }), [paths[1]]);
+    });
+
+    test('a named image is chosen when its path matches, even when it is not the oldest', () => {
+      const view = makeView(build());
+      assert.deepEqual(chosen(view, { kind: 'image-limit', imagePath: paths[2] }), [paths[2]]);
+      assert.equal(
+        chooseImagesToSetAside(view, { kind: 'image-limit', imagePath: paths[2] })[0]!.inToolResult,
+        true,
+      );
+      assert.deepEqual(chosen(view, { kind: 'image-limit', imagePath: paths[3] }), [paths[3]]);
+    });
+
+    test('a named path that matches no image falls back to the oldest', () => {
+      const view = makeView(build());
+      assert.deepEqual(chosen(view, { kind: 'image-limit', imagePath: ['messages', 1, 'content', 0] }), [
+        paths[0],
+      ]);
+      assert.deepEqual(chosen(view, { kind: 'image-limit', imagePath: [...paths[0], 'source'] }), [paths[0]]);
+    });
+
+    test('without counts or a path, the single oldest', () => {
+      assert.deepEqual(chosen(makeView(build()), { kind: 'image-limit' }), [paths[0]]);
+    });
+
+    test('nothing left to set aside gives nothing', () => {
+      const view = makeView(build());
+      for (const image of view.images()) image.replaceWithText('[set aside]');
+      assert.deepEqual(chosen(view, { kind: 'image-limit' }), []);
+      assert.deepEqual(chosen(view, { kind: 'image-limit', count: { sent: 5, max: 1 } }), []);
+      assert.deepEqual(chosen(view, { kind: 'image-limit', imagePath: paths[0] }), []);
+      assert.deepEqual(
+        chosen(makeView({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }), {
+          kind: 'image-limit',
+        }),
+        [],
+      );
+    });
+
+    test('choosing does not change the request', () => {
+      const body = build();
+      const view = makeView(body);
+      chooseImagesToSetAside(view, { kind: 'image-limit', count: { sent: 4, max: 1 } });
+      assert.deepEqual(body, build());
+      assert.equal(view.changed, false);
+    });
+  });
+}
