@@ -1,0 +1,181 @@
+/**
+ * Opening one chat's JSONL file: one streaming pass builds the index of line offsets (the file is
+ * never held in memory whole), a torn last line left by a crash is moved aside and cut off, and the
+ * header is checked. Everything acknowledged (a complete line) stays.
+ */
+import { promises as fsp } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { OdaError } from '../lib/errors.ts';
+import { header as headerSchema, VERSION, type Header } from './format/v4.ts';
+import { parseEventLine } from './event-batch.ts';
+
+/** What the file store keeps in memory per open chat. */
+export interface ChatFile {
+  id: string;
+  /** The file the chat is read from and appended to (the converted generation for older logs). */
+  path: string;
+  header: Header;
+  /** Byte offset of each event line; its length is the event count. */
+  offsets: number[];
+  /** Bytes of complete lines (the append position). */
+  size: number;
+  /** `at` of the last event. */
+  lastAt: number | undefined;
+}
+
+const CHUNK = 64 * 1024;
+const damaged = (id: string, why: string, cause?: unknown) =>
+  new OdaError('ODA_ERR_LOG_READ', 500, `chat log ${id} is damaged: ${why}`, { cause });
+
+/** Positions just after every `\n` in the file, streaming it in chunks. */
+async function lineEnds(fh: FileHandle, fileSize: number): Promise<number[]> {
+  const ends: number[] = [];
+  const buf = Buffer.alloc(CHUNK);
+  let pos = 0;
+  while (pos < fileSize) {
+    const { bytesRead } = await fh.read(buf, 0, Math.min(CHUNK, fileSize - pos), pos);
+    if (bytesRead === 0) break;
+    let i = buf.indexOf(10);
+    while (i !== -1 && i < bytesRead) {
+      ends.push(pos + i + 1);
+      i = buf.indexOf(10, i + 1);
+    }
+    pos += bytesRead;
+  }
+  return ends;
+}
+
+async function readRange(fh: FileHandle, from: number, to: number): Promise<Buffer> {
+  const buf = Buffer.alloc(to - from);
+  let got = 0;
+  while (got < buf.length) {
+    const { bytesRead } = await fh.read(buf, got, buf.length - got, from + got);
+    if (bytesRead === 0) break;
+    got += bytesRead;
+  }
+  return buf.subarray(0, got);
+}
+
+async function lineAt(fh: FileHandle, start: number, end: number): Promise<string> {
+  return (await readRange(fh, start, end - 1)).toString('utf8');
+}
+
+/** Moves the bytes from `from` to the end into `<path>.torn-<now>` and cuts the file back to `from`. */
+async function setTornTailAside(fh: FileHandle, path: string, from: number, fileSize: number, now: number) {
+  const tail = await readRange(fh, from, fileSize);
+  for (let n = 0; ; n++) {
+    const aside = `${path}.torn-${now}${n === 0 ? '' : `-${n}`}`;
+    try {
+      await fsp.writeFile(aside, tail, { flag: 'wx' });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+  await fh.truncate(from);
+  await fh.datasync();
+}
+
+/** Parses a header line of the current version; throws ODA_ERR_LOG_READ when it is not one. */
+export function parseHeaderLine(id: string, line: string): Header {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(line);
+  } catch (err) {
+    throw damaged(id, 'unreadable header', err);
+  }
+  const parsed = headerSchema.safeParse(raw);
+  if (!parsed.success) throw damaged(id, 'invalid header', parsed.error);
+  if (parsed.data.id !== id) throw damaged(id, `header names chat ${parsed.data.id}`);
+  return parsed.data;
+}
+
+/** The format version a header line declares, or undefined when it cannot be read. */
+export function headerVersion(line: string): unknown {
+  try {
+    const raw: unknown = JSON.parse(line);
+    return typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>).version : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Reads the first line of a file (the header) without reading the rest; undefined when absent. */
+export async function readFirstLine(path: string): Promise<string | undefined> {
+  let fh: FileHandle;
+  try {
+    fh = await fsp.open(path, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    let text = '';
+    const buf = Buffer.alloc(CHUNK);
+    for (let pos = 0; ;) {
+      const { bytesRead } = await fh.read(buf, 0, CHUNK, pos);
+      if (bytesRead === 0) return text;
+      const nl = buf.subarray(0, bytesRead).indexOf(10);
+      if (nl !== -1) return text + buf.toString('utf8', 0, nl);
+      text += buf.toString('utf8', 0, bytesRead);
+      pos += bytesRead;
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * Opens a v4 chat file at `path`: indexes its lines, sets a torn last line aside (named with `now`),
+ * checks the header. Undefined when the file does not exist.
+ */
+export async function openV4File(id: string, path: string, now: number): Promise<ChatFile | undefined> {
+  let fh: FileHandle;
+  try {
+    fh = await fsp.open(path, 'r+');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    const fileSize = (await fh.stat()).size;
+    const ends = await lineEnds(fh, fileSize);
+    const headerEnd = ends[0];
+    if (headerEnd === undefined) throw damaged(id, 'no complete header line');
+    const header = parseHeaderLine(id, await lineAt(fh, 0, headerEnd));
+    if (header.version !== VERSION) throw damaged(id, `header version ${String(header.version)}`);
+    // Event line k spans ends[k]..ends[k + 1] (line 0, the header, ends at ends[0]).
+    const offsets = ends.slice(0, -1);
+    let size = ends[ends.length - 1] ?? headerEnd;
+    let lastAt: number | undefined;
+    const lastStart = offsets[offsets.length - 1];
+    if (lastStart !== undefined) {
+      try {
+        lastAt = parseEventLine(await lineAt(fh, lastStart, size), id, offsets.length - 1).at;
+      } catch {
+        // A complete but unreadable last line is a torn write too (garbage that happens to end in \n).
+        size = lastStart;
+        offsets.pop();
+      }
+    }
+    if (size < fileSize) await setTornTailAside(fh, path, size, fileSize, now);
+    const newLast = offsets[offsets.length - 1];
+    if (lastAt === undefined && newLast !== undefined) {
+      lastAt = parseEventLine(await lineAt(fh, newLast, size), id, offsets.length - 1).at;
+    }
+    return { id, path, header, offsets, size, lastAt };
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * Opens a chat's log at `path`, whatever version wrote it. Undefined when the chat does not exist.
+ */
+export async function openChatFile(id: string, path: string, now: number): Promise<ChatFile | undefined> {
+  const first = await readFirstLine(path);
+  if (first === undefined) return undefined;
+  const version = headerVersion(first);
+  if (version === VERSION) return openV4File(id, path, now);
+  throw new OdaError('ODA_ERR_LOG_READ', 500, `chat log ${id} has unknown format version ${String(version)}`);
+}

@@ -1,0 +1,39 @@
+/**
+ * Chat ids name files and keys, so they are checked before they touch a path: 1-128 characters of
+ * `A-Za-z0-9._:-`, never `.` or `..`. The resolved path is checked again to stay inside its
+ * folder (defence in depth: a later change to the pattern must not open a path trick).
+ */
+import { resolve, sep } from 'node:path';
+import { OdaError } from '../lib/errors.ts';
+
+const CHAT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** True when `id` is a well-formed chat id. */
+export function isChatId(id: unknown): id is string {
+  return typeof id === 'string' && CHAT_ID.test(id) && id !== '.' && id !== '..';
+}
+
+/** Throws a 400 OdaError unless `id` is a well-formed chat id. */
+export function assertChatId(id: unknown, what = 'chat id'): asserts id is string {
+  if (!isChatId(id)) {
+    throw new OdaError(
+      'ODA_ERR_INVALID_REQUEST',
+      400,
+      `${what} must be 1-128 characters of A-Za-z0-9._:- (not . or ..), got ${JSON.stringify(String(id)).slice(0, 160)}`,
+      { param: what },
+    );
+  }
+}
+
+/** `dir/<name><suffix>`, refused unless `name` is a chat id and the result stays inside `dir`. */
+export function pathInside(dir: string, name: string, suffix = '', what = 'chat id'): string {
+  assertChatId(name, what);
+  const root = resolve(dir);
+  const full = resolve(root, name + suffix);
+  if (!full.startsWith(root + sep) || full.length <= root.length + 1) {
+    throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, `${what} resolves outside its folder`, {
+      param: what,
+    });
+  }
+  return full;
+}

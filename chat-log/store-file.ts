@@ -1,0 +1,294 @@
+/**
+ * The embedded chat-log backend: one append-only JSONL file per chat under `dataDir/chats/`
+ * (line 1 the header, then one event per line), checkpoints as small JSON files under
+ * `dataDir/checkpoints/<id>/`. Appends of one chat are serialised in process and written with one
+ * write plus datasync; a torn last line left by a crash is set aside when the file is next opened.
+ */
+import { promises as fsp, constants as fsc } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { OdaError } from '../lib/errors.ts';
+import { systemClock, type Clock } from '../lib/clock.ts';
+import type { ChatSummary, LogBackend, StoredCheckpoint } from './store.ts';
+import type { Event, Header, NewEvent } from './format/v4.ts';
+import { KeyedMutex } from './keyed-mutex.ts';
+import { isChatId, pathInside } from './chat-id.ts';
+import { headerLine, prepareBatch, prepareSeed, parseEventLine } from './event-batch.ts';
+import { openChatFile, type ChatFile } from './chat-file.ts';
+
+export interface FileLogBackendOptions {
+  dataDir: string;
+  /** Names set-aside torn tails; defaults to the system clock. */
+  clock?: Clock;
+}
+
+const notFound = (id: string) => new OdaError('ODA_ERR_NOT_FOUND', 404, `chat ${id} not found`);
+
+/** Opens, writes, syncs and closes a file; a failed write is undone back to `rollbackTo` bytes. */
+async function appendOnce(path: string, data: Buffer, rollbackTo: number): Promise<void> {
+  const fh = await fsp.open(path, 'a');
+  try {
+    try {
+      let written = 0;
+      while (written < data.length) {
+        const { bytesWritten } = await fh.write(data, written, data.length - written);
+        written += bytesWritten;
+      }
+      await fh.datasync();
+    } catch (err) {
+      await fh.truncate(rollbackTo).catch(() => undefined);
+      throw err;
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Writes `data` to a temporary file beside `path` and syncs it; returns the temporary path. */
+async function writeTemp(path: string, data: string): Promise<string> {
+  const tmp = join(dirname(path), `.${randomBytes(8).toString('hex')}.tmp`);
+  const fh = await fsp.open(tmp, 'wx');
+  try {
+    await fh.writeFile(data);
+    await fh.datasync();
+  } catch (err) {
+    await fh.close();
+    await fsp.rm(tmp, { force: true });
+    throw err;
+  }
+  await fh.close();
+  return tmp;
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const fh = await fsp.open(dir, 'r').catch(() => undefined);
+  if (!fh) return;
+  await fh.sync().catch(() => undefined);
+  await fh.close();
+}
+
+function isCheckpoint(v: unknown): v is StoredCheckpoint {
+  if (typeof v !== 'object' || v === null) return false;
+  const c = v as Record<string, unknown>;
+  return (
+    typeof c.model === 'string' &&
+    typeof c.formatVersion === 'number' &&
+    typeof c.build === 'string' &&
+    typeof c.position === 'number' &&
+    Number.isSafeInteger(c.position) &&
+    c.position >= -1 &&
+    'state' in c
+  );
+}
+
+/** One JSONL file per chat under `dataDir/chats/`; see the file comment. */
+export class FileLogBackend implements LogBackend {
+  readonly dataDir: string;
+  readonly chatsDir: string;
+  readonly checkpointsDir: string;
+  private readonly clock: Clock;
+  private readonly appendMutex = new KeyedMutex();
+  private readonly chatMutex = new KeyedMutex();
+  /** Open chats: index of line offsets and count, kept after the first open. */
+  private readonly open = new Map<string, Promise<ChatFile | undefined>>();
+
+  constructor(opts: FileLogBackendOptions) {
+    this.dataDir = opts.dataDir;
+    this.chatsDir = join(opts.dataDir, 'chats');
+    this.checkpointsDir = join(opts.dataDir, 'checkpoints');
+    this.clock = opts.clock ?? systemClock;
+  }
+
+  /** The path of a chat's log file (the original generation). Refuses malformed ids. */
+  pathOf(id: string): string {
+    return pathInside(this.chatsDir, id, '.jsonl');
+  }
+
+  /** The chat's open state, opening (and indexing, repairing, converting) it on first use. */
+  private chat(id: string): Promise<ChatFile | undefined> {
+    const path = this.pathOf(id);
+    let p = this.open.get(id);
+    if (!p) {
+      p = openChatFile(id, path, this.clock.now());
+      this.open.set(id, p);
+      // An absent chat is not remembered: it may be created by another process later.
+      p.then(
+        (c) => c === undefined && this.open.get(id) === p && this.open.delete(id),
+        () => this.open.get(id) === p && this.open.delete(id),
+      );
+    }
+    return p;
+  }
+
+  private async existing(id: string): Promise<ChatFile> {
+    const c = await this.chat(id);
+    if (!c) throw notFound(id);
+    return c;
+  }
+
+  async create(header: Header, seed: readonly Event[] = []): Promise<'created' | 'exists'> {
+    const path = this.pathOf(header.id);
+    const text = headerLine(header) + prepareSeed(seed).text;
+    return this.appendMutex.run(header.id, async () => {
+      if (await this.chat(header.id)) return 'exists';
+      await fsp.mkdir(this.chatsDir, { recursive: true });
+      const tmp = await writeTemp(path, text);
+      try {
+        // link() fails when the name exists, so two creators (even in two processes) never clobber.
+        await fsp.link(tmp, path);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST') return 'exists';
+        throw err;
+      } finally {
+        await fsp.rm(tmp, { force: true });
+      }
+      await syncDir(this.chatsDir);
+      this.open.delete(header.id);
+      return 'created';
+    });
+  }
+
+  async header(id: string): Promise<Header | undefined> {
+    if (!isChatId(id)) return undefined;
+    return (await this.chat(id))?.header;
+  }
+
+  async append(id: string, events: readonly NewEvent[], now: number): Promise<Event[]> {
+    return this.appendMutex.run(id, async () => {
+      const c = await this.existing(id);
+      const batch = prepareBatch(events, c.offsets.length, now);
+      if (batch.events.length === 0) return [];
+      const data = Buffer.from(batch.text, 'utf8');
+      try {
+        await appendOnce(c.path, data, c.size);
+      } catch (err) {
+        throw new OdaError('ODA_ERR_LOG_WRITE', 500, `could not append to chat log ${id}`, { cause: err });
+      }
+      // The index moves only once the bytes are durable, so readers never see unacknowledged events.
+      let pos = c.size;
+      for (const bytes of batch.lineBytes) {
+        c.offsets.push(pos);
+        pos += bytes;
+      }
+      c.size = pos;
+      c.lastAt = now;
+      return batch.events;
+    });
+  }
+
+  async read(id: string, offset: number, length?: number): Promise<Event[]> {
+    const c = await this.existing(id);
+    // Snapshot the bounds first: later appends only add bytes after `size`.
+    const count = c.offsets.length;
+    const size = c.size;
+    const start = Math.min(offset, count);
+    const end = length === undefined ? count : Math.min(count, start + length);
+    if (start >= end) return [];
+    const from = c.offsets[start] ?? size;
+    const to = end < count ? (c.offsets[end] ?? size) : size;
+    const buf = Buffer.alloc(to - from);
+    const fh = await fsp.open(c.path, 'r');
+    try {
+      let got = 0;
+      while (got < buf.length) {
+        const { bytesRead } = await fh.read(buf, got, buf.length - got, from + got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      if (got < buf.length) {
+        throw new OdaError('ODA_ERR_LOG_READ', 500, `chat log ${id} is shorter than its index`);
+      }
+    } finally {
+      await fh.close();
+    }
+    const lines = buf.toString('utf8').split('\n');
+    const out: Event[] = [];
+    for (let i = 0; i < end - start; i++) out.push(parseEventLine(lines[i] ?? '', id, start + i));
+    return out;
+  }
+
+  async count(id: string): Promise<number> {
+    return (await this.existing(id)).offsets.length;
+  }
+
+  async list(): Promise<ChatSummary[]> {
+    const names = await fsp.readdir(this.chatsDir).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return [] as string[];
+      throw err;
+    });
+    const out: ChatSummary[] = [];
+    for (const name of names.sort()) {
+      if (!name.endsWith('.jsonl')) continue;
+      const id = name.slice(0, -'.jsonl'.length);
+      if (!isChatId(id)) continue;
+      const c = await this.chat(id).catch(() => undefined);
+      if (!c || c.header.id !== id) continue;
+      const summary: ChatSummary = {
+        id,
+        createdAt: c.header.createdAt,
+        eventCount: c.offsets.length,
+        lastActivityAt: c.lastAt ?? c.header.createdAt,
+      };
+      if (c.header.parent !== undefined) summary.parent = c.header.parent;
+      if (c.header.team !== undefined) summary.team = c.header.team;
+      out.push(summary);
+    }
+    return out;
+  }
+
+  async withLock<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    this.pathOf(id);
+    return this.chatMutex.run(id, fn);
+  }
+
+  private checkpointPath(id: string, model: string): string {
+    return pathInside(pathInside(this.checkpointsDir, id), model, '.json', 'read model name');
+  }
+
+  async getCheckpoint(id: string, model: string): Promise<StoredCheckpoint | undefined> {
+    const path = this.checkpointPath(id, model);
+    let text: string;
+    try {
+      text = await fsp.readFile(path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+    try {
+      const parsed: unknown = JSON.parse(text);
+      // A damaged checkpoint is only a missed shortcut: the state is rebuilt from the log.
+      return isCheckpoint(parsed) && parsed.model === model ? parsed : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async putCheckpoint(id: string, checkpoint: StoredCheckpoint): Promise<void> {
+    const path = this.checkpointPath(id, checkpoint.model);
+    await fsp.mkdir(dirname(path), { recursive: true });
+    const tmp = await writeTemp(path, JSON.stringify(checkpoint));
+    try {
+      await fsp.rename(tmp, path);
+    } catch (err) {
+      await fsp.rm(tmp, { force: true });
+      throw err;
+    }
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      await fsp.mkdir(this.chatsDir, { recursive: true });
+      await fsp.access(this.chatsDir, fsc.W_OK);
+      const probe = await writeTemp(join(this.chatsDir, 'probe'), '');
+      await fsp.rm(probe, { force: true });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.appendMutex.idle();
+    this.open.clear();
+  }
+}
