@@ -68,3 +68,32 @@ export interface StreamAccumulator {
   push(event: string | undefined, data: string): void;
   result(): NormalizedResponse;
 }
+
+/** Error details the gateway renders in a format's error shape. */
+export interface GatewayErrorInfo {
+  kind: import('../lib/errors.ts').OdaErrorKind;
+  message: string;
+  param: string | null;
+  code: string;
+}
+
+/** Everything the shared pipeline and routes need from one wire format. */
+export interface FormatAdapter {
+  readonly format: WireFormat;
+  /** True when pruning defaults to cache-ttl for providers of this format (SPEC section 4). */
+  readonly prunesByDefault: boolean;
+  /** Request headers that carry the client's provider credential. */
+  readonly credentialHeaders: readonly string[];
+  createView(body: Record<string, unknown>): RequestView;
+  normalizeRequest(body: Record<string, unknown>): NormalizedRequest;
+  normalizeResponse(json: unknown): NormalizedResponse;
+  createStreamAccumulator(): StreamAccumulator;
+  /** Classifies a refusal from status, headers and body text; `imageCount` = images the request carried. */
+  classifyRefusal(status: number, bodyText: string, imageCount: number): Refusal;
+  /** The format's error body for an error the gateway raises. */
+  errorBody(info: GatewayErrorInfo): unknown;
+  /** Headers that authenticate the gateway's own provider key. */
+  authHeaders(apiKey: string): Record<string, string>;
+  /** The upstream URL for a client request path (with its query), given the provider's base URL. */
+  upstreamUrl(baseUrl: string, clientPath: string): string;
+}

@@ -1,0 +1,67 @@
+/**
+ * The piece of data one model call carries down the corridor: the request as sent (and the view
+ * that edits it in place), the chat's recorded decisions, and what the mechanisms decide on the way.
+ */
+import type { NewEvent } from '../chat-log/format/v4.ts';
+import type { Config } from '../server/config.ts';
+import type { FormatAdapter } from '../providers/provider.ts';
+import type { RequestView } from '../providers/request-view.ts';
+import type { Clock } from '../lib/clock.ts';
+import type { ImageOrdinals, ImageFacts } from './image-set-aside/index.ts';
+import type { ImageRef } from '../providers/request-view.ts';
+
+/** The chat's recorded decisions, as the read models hold them. */
+export interface ChatDecisions {
+  trims: Array<{ callId: string; part: number; digest: string; headChars: number; tailChars: number; originalChars: number }>;
+  setAside: Array<{ key: string; note: string; ordinal: number }>;
+  projection: Array<{ callId: string; action: 'soft' | 'cleared'; digest: string }>;
+}
+
+export interface CallContext {
+  readonly requestId: string;
+  readonly startedAt: number;
+  readonly config: Readonly<Config>;
+  readonly clock: Clock;
+  readonly adapter: FormatAdapter;
+  readonly providerName: string;
+  readonly model: string;
+  /** Context window of the model in tokens, when known. */
+  readonly contextWindow: number | undefined;
+  readonly chatId: string;
+  /** The body as the client sent it (bytes); forwarded unchanged when no mechanism changed anything. */
+  readonly raw: Buffer;
+  /** The parsed body the view edits in place. */
+  readonly body: Record<string, unknown>;
+  readonly view: RequestView;
+  /** Request headers (lower-case names), for per-request overrides such as `x-oda-pruning`. */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly decisions: ChatDecisions;
+  /** The chat's cache clock before this request. */
+  readonly lastCacheTouchAt: number | undefined;
+  /** Ordinals of the images of the request as the client sent it (before any replacement). */
+  readonly imageOrdinals: ImageOrdinals;
+  /** What the chat log knows of an image (stored attachment facts and read-only copy path). */
+  describeImage(image: ImageRef, key: string): ImageFacts;
+  /** Appends decision events to the chat log; resolves once they are durable. */
+  record(events: NewEvent[]): Promise<void>;
+  /** What the mechanisms did on this request (response headers and metrics). */
+  readonly effects: {
+    trimmed: number;
+    trimmedChars: number;
+    imagesSetAside: number;
+    imageRounds: number;
+    pruned: { soft: number; cleared: number; charsRemoved: number } | undefined;
+    imageReplay: { imagesRemoved: number; referencesRemoved: number };
+  };
+}
+
+/** The bytes to send: the client's own when nothing changed, else the edited body. */
+export function outgoingBytes(ctx: CallContext): Buffer {
+  return ctx.view.changed ? Buffer.from(JSON.stringify(ctx.body)) : ctx.raw;
+}
+
+/** One stage of the pipeline, with one purpose. */
+export interface PipelineStep {
+  readonly name: string;
+  run(ctx: CallContext): Promise<void> | void;
+}

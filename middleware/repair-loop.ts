@@ -1,0 +1,97 @@
+/**
+ * The repair loop (SPEC section 3, step 5). Two retry layers kept apart:
+ * - transport retries (connection errors, 408/409/429/5xx/529), budgeted by `retries.maxRetries`,
+ *   with the SDKs' backoff and `x-should-retry` / `retry-after-ms` / `retry-after`;
+ * - repairs (image set-aside, overflow trimming), unbudgeted and bounded by what is left to repair.
+ * A failure is handled by exactly one of them. Nothing here runs after bytes reached the client:
+ * the loop returns a successful response with its body unread.
+ */
+import type { Refusal } from '../providers/provider.ts';
+import { UpstreamError, type UpstreamResponse } from '../providers/upstream-client.ts';
+import { retryDelayMs } from './backoff.ts';
+
+export interface RepairHooks {
+  /** Sets images aside for an image-limit refusal; true when the request changed and should go again. */
+  imageLimit(refusal: Extract<Refusal, { kind: 'image-limit' }>): Promise<boolean>;
+  /** Trims tool results after a context-overflow refusal; true when the request changed. */
+  contextOverflow(): Promise<boolean>;
+}
+
+export interface RepairLoopOptions {
+  send(): Promise<UpstreamResponse>;
+  classify(status: number, bodyText: string): Refusal;
+  repairs: RepairHooks;
+  retries: { maxRetries: number; initialDelayMs: number; maxDelayMs: number };
+  sleep(ms: number): Promise<void>;
+  now(): number;
+  random(): number;
+  /** Called for every transport retry, with its reason (for metrics and logs). */
+  onRetry?(reason: string, delayMs: number): void;
+  /** Called for every repair round. */
+  onRepair?(kind: 'image-limit' | 'context-overflow'): void;
+}
+
+export type RepairLoopResult =
+  | { ok: true; res: UpstreamResponse; attempts: number; retries: number }
+  | {
+      ok: false;
+      res: UpstreamResponse;
+      /** The refusal body, already read. */
+      bodyText: string;
+      refusal: Refusal;
+      attempts: number;
+      retries: number;
+      /** True when the last failure was transient and the retry budget ran out. */
+      retriesExhausted: boolean;
+    };
+
+function header(res: UpstreamResponse, name: string): string | undefined {
+  const v = res.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Runs attempts until success, a final refusal, or an upstream error past the retry budget. */
+export async function runRepairLoop(opts: RepairLoopOptions): Promise<RepairLoopResult> {
+  let attempts = 0;
+  let retries = 0;
+  for (;;) {
+    attempts++;
+    let res: UpstreamResponse;
+    try {
+      res = await opts.send();
+    } catch (e) {
+      const err = e instanceof UpstreamError ? e : undefined;
+      // An abort (client gone) or a timeout waiting for the answer is not retried.
+      if (err && (err.code === 'connect' || err.code === 'reset') && retries < opts.retries.maxRetries) {
+        const delay = retryDelayMs(retries, {}, { ...opts.retries, now: opts.now(), random: opts.random });
+        retries++;
+        opts.onRetry?.(`connection:${err.code}`, delay);
+        await opts.sleep(delay);
+        continue;
+      }
+      throw e;
+    }
+    if (res.status >= 200 && res.status < 300) return { ok: true, res, attempts, retries };
+
+    // Read the refusal (small) and release the connection before anything else.
+    const bodyText = await res.body.text().catch(() => '');
+    const refusal = opts.classify(res.status, bodyText);
+    if (refusal.kind === 'image-limit') {
+      opts.onRepair?.('image-limit');
+      if (await opts.repairs.imageLimit(refusal)) continue;
+    } else if (refusal.kind === 'context-overflow') {
+      opts.onRepair?.('context-overflow');
+      if (await opts.repairs.contextOverflow()) continue;
+    }
+    const shouldRetry = header(res, 'x-should-retry');
+    const retryable = shouldRetry === 'true' || (shouldRetry !== 'false' && refusal.kind === 'transient');
+    if (retryable && retries < opts.retries.maxRetries) {
+      const delay = retryDelayMs(retries, res.headers, { ...opts.retries, now: opts.now(), random: opts.random });
+      retries++;
+      opts.onRetry?.(`status:${res.status}`, delay);
+      await opts.sleep(delay);
+      continue;
+    }
+    return { ok: false, res, bodyText, refusal, attempts, retries, retriesExhausted: retryable };
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * The two repairs of the repair loop, as hooks over the call context. They change what the
+ * request carries instead of repeating the call, so they spend no transport retry; each returns
+ * false when nothing is left to repair, which ends the loop with the provider's refusal.
+ */
+import type { CallContext } from './call-context.ts';
+import type { RepairHooks } from './repair-loop.ts';
+import { chooseImagesToSetAside, setAsideImages } from './image-set-aside/index.ts';
+import { trimAndRecord } from './tool-result-trimming/compaction-trim-step.ts';
+
+export function buildRepairs(ctx: CallContext): RepairHooks {
+  let imageRound = 0;
+  return {
+    async imageLimit(refusal) {
+      const chosen = chooseImagesToSetAside(ctx.view, refusal);
+      if (chosen.length === 0) return false;
+      const decisions = setAsideImages(ctx.view, chosen, ctx.imageOrdinals, (image, key) => ctx.describeImage(image, key));
+      if (decisions.length === 0) return false;
+      imageRound++;
+      await ctx.record(
+        decisions.map((d) => ({ type: 'image-set-aside' as const, requestId: ctx.requestId, round: imageRound, ...d })),
+      );
+      ctx.effects.imagesSetAside += decisions.length;
+      ctx.effects.imageRounds++;
+      return true;
+    },
+    async contextOverflow() {
+      return (await trimAndRecord(ctx, 'overflow')) > 0;
+    },
+  };
+}

@@ -1,0 +1,29 @@
+import type { FormatAdapter } from '../provider.ts';
+import { anthropicErrorBody } from './anthropic-error.ts';
+import { classifyAnthropicRefusal } from './anthropic-refusal-classifier.ts';
+import { createAnthropicRequestView } from './request-view.ts';
+import {
+  createAnthropicStreamAccumulator,
+  normalizeAnthropicRequest,
+  normalizeAnthropicResponse,
+} from './normalize.ts';
+
+/**
+ * The Anthropic Messages wire format.
+ * @see https://docs.anthropic.com/en/api/messages
+ */
+export const anthropicFormat: FormatAdapter = {
+  format: 'anthropic',
+  // Prompt caching is explicit here, so pruning defaults to cache-ttl (SPEC section 4).
+  prunesByDefault: true,
+  credentialHeaders: ['x-api-key', 'authorization'],
+  createView: createAnthropicRequestView,
+  normalizeRequest: normalizeAnthropicRequest,
+  normalizeResponse: normalizeAnthropicResponse,
+  createStreamAccumulator: createAnthropicStreamAccumulator,
+  classifyRefusal: classifyAnthropicRefusal,
+  errorBody: anthropicErrorBody,
+  authHeaders: (apiKey) => ({ 'x-api-key': apiKey }),
+  // The base URL has no /v1 (as the SDK's); client paths are appended whole, query included.
+  upstreamUrl: (baseUrl, clientPath) => `${baseUrl.replace(/\/+$/, '')}${clientPath}`,
+};

@@ -1,0 +1,31 @@
+/** The one file that lists providers' wire formats and resolves a request to a configured provider. */
+import type { ProviderConfig } from '../server/config.ts';
+import { globMatch } from '../lib/glob.ts';
+import { anthropicFormat } from './anthropic/anthropic-format.ts';
+import { openaiFormat } from './openai/openai-format.ts';
+import type { FormatAdapter, WireFormat } from './provider.ts';
+
+export const FORMATS: Readonly<Record<WireFormat, FormatAdapter>> = {
+  openai: openaiFormat,
+  anthropic: anthropicFormat,
+};
+
+export interface ResolvedProvider {
+  config: ProviderConfig;
+  adapter: FormatAdapter;
+}
+
+export class ProviderRegistry {
+  constructor(private readonly providers: readonly ProviderConfig[]) {}
+
+  /** The first provider of `format` whose model globs match `model`, or undefined. */
+  resolve(format: WireFormat, model: string): ResolvedProvider | undefined {
+    const config = this.providers.find((p) => p.format === format && p.models.some((g) => globMatch(g, model)));
+    return config ? { config, adapter: FORMATS[format] } : undefined;
+  }
+
+  /** The first provider of a format (for model-less calls such as count_tokens lookups). */
+  all(): readonly ProviderConfig[] {
+    return this.providers;
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * Sends requests to providers through one pooled keep-alive undici Agent. Responses come back with
+ * their body as a stream: nothing here buffers a whole answer.
+ */
+import { Agent, request, errors as undiciErrors } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+
+export interface UpstreamTimeouts {
+  connectMs: number;
+  firstByteMs: number;
+  idleMs: number;
+}
+
+export interface UpstreamResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Readable & { text(): Promise<string> };
+}
+
+/** Why an upstream call failed before a status arrived; stable codes for the repair loop. */
+export class UpstreamError extends Error {
+  constructor(
+    readonly code: 'connect' | 'timeout' | 'reset' | 'aborted',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'UpstreamError';
+  }
+}
+
+export class UpstreamClient {
+  private readonly agent: Agent;
+
+  constructor(private readonly timeouts: UpstreamTimeouts) {
+    this.agent = new Agent({
+      connect: { timeout: timeouts.connectMs },
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 600_000,
+      connections: 256,
+      pipelining: 1,
+      headersTimeout: timeouts.firstByteMs,
+      bodyTimeout: timeouts.idleMs,
+    });
+  }
+
+  /** POSTs (or GETs) `body` to `url`; throws UpstreamError for connection failures and timeouts. */
+  async send(opts: {
+    url: string;
+    method?: 'POST' | 'GET';
+    headers: Record<string, string>;
+    body?: Buffer | string;
+    signal?: AbortSignal;
+  }): Promise<UpstreamResponse> {
+    try {
+      const res = await request(opts.url, {
+        dispatcher: this.agent,
+        method: opts.method ?? 'POST',
+        headers: opts.headers,
+        body: opts.body,
+        signal: opts.signal,
+        headersTimeout: this.timeouts.firstByteMs,
+        bodyTimeout: this.timeouts.idleMs,
+      });
+      return { status: res.statusCode, headers: res.headers as IncomingHttpHeaders, body: res.body };
+    } catch (e) {
+      throw toUpstreamError(e);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+/** Maps undici and socket errors to UpstreamError codes. */
+export function toUpstreamError(e: unknown): UpstreamError {
+  if (e instanceof UpstreamError) return e;
+  const err = e as { code?: string; name?: string; message?: string };
+  if (err?.name === 'AbortError' || err?.code === 'UND_ERR_ABORTED') {
+    return new UpstreamError('aborted', 'request aborted', { cause: e });
+  }
+  if (
+    e instanceof undiciErrors.HeadersTimeoutError ||
+    e instanceof undiciErrors.BodyTimeoutError ||
+    err?.code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    err?.code === 'UND_ERR_BODY_TIMEOUT'
+  ) {
+    return new UpstreamError('timeout', `provider did not answer in time (${err.message ?? err.code})`, { cause: e });
+  }
+  if (e instanceof undiciErrors.ConnectTimeoutError || err?.code === 'UND_ERR_CONNECT_TIMEOUT') {
+    return new UpstreamError('connect', 'timed out connecting to the provider', { cause: e });
+  }
+  if (err?.code === 'ECONNREFUSED' || err?.code === 'ENOTFOUND' || err?.code === 'EAI_AGAIN' || err?.code === 'EHOSTUNREACH') {
+    return new UpstreamError('connect', `cannot reach the provider (${err.code})`, { cause: e });
+  }
+  const cause = (e as { cause?: { code?: string } })?.cause;
+  if (cause?.code === 'ECONNREFUSED') return new UpstreamError('connect', 'cannot reach the provider (ECONNREFUSED)', { cause: e });
+  return new UpstreamError('reset', `connection to the provider failed (${err?.code ?? err?.message ?? 'unknown'})`, {
+    cause: e,
+  });
+}

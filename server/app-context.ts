@@ -1,0 +1,24 @@
+import type { Clock } from '../lib/clock.ts';
+import type { ProviderRegistry } from '../providers/registry.ts';
+import type { UpstreamClient } from '../providers/upstream-client.ts';
+import type { ChatLog } from '../chat-log/chat-log.ts';
+import type { ChatBinder } from './chat-binder.ts';
+import type { Config } from './config.ts';
+import type { Logger } from './logger.ts';
+import type { Metrics } from './metrics.ts';
+
+/** Everything a route needs, built once by createApp. */
+export interface AppContext {
+  readonly config: Readonly<Config>;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly metrics: Metrics;
+  readonly registry: ProviderRegistry;
+  readonly upstream: UpstreamClient;
+  readonly chatLog: ChatLog;
+  readonly chats: ChatBinder;
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly random: () => number;
+  /** True when clients' own provider credentials are forwarded (no teams configured). */
+  readonly passThroughCredentials: boolean;
+}

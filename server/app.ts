@@ -1,0 +1,116 @@
+/**
+ * createApp builds the gateway (no listen): config and dependencies are arguments, there is no
+ * global mutable state, so tests start as many gateways as they like on ephemeral ports.
+ */
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { randomUUID } from 'node:crypto';
+import { OdaError } from '../lib/errors.ts';
+import { systemClock, type Clock } from '../lib/clock.ts';
+import { ProviderRegistry } from '../providers/registry.ts';
+import { UpstreamClient } from '../providers/upstream-client.ts';
+import type { LogBackend } from '../chat-log/store.ts';
+import { FileLogBackend } from '../chat-log/store-file.ts';
+import { AttachmentStore } from '../chat-log/attachments.ts';
+import { ChatLog } from '../chat-log/chat-log.ts';
+import type { AppContext } from './app-context.ts';
+import { authenticate } from './auth.ts';
+import { ChatBinder } from './chat-binder.ts';
+import type { Config } from './config.ts';
+import { errorHandler } from './error-handler.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { Metrics } from './metrics.ts';
+import { chatCompletionsRoutes } from './routes/chat-completions.ts';
+import { countTokensRoutes } from './routes/count-tokens.ts';
+import { healthRoutes } from './routes/health.ts';
+import { messagesRoutes } from './routes/messages.ts';
+import { metricsRoutes } from './routes/metrics.ts';
+import { modelsRoutes } from './routes/models.ts';
+import { openapiRoutes } from './routes/openapi.ts';
+import { sessionsRoutes } from './routes/sessions.ts';
+
+/** The build identity stored with checkpoints: a checkpoint of another build is rebuilt, never served. */
+export const BUILD = 'oda-gateway@0.1.0';
+
+export interface AppDeps {
+  logger?: Logger;
+  clock?: Clock;
+  /** The chat log backend; default: the file store under `dataDir`. */
+  backend?: LogBackend;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+  ids?: () => string;
+  metrics?: Metrics;
+}
+
+export interface Gateway {
+  readonly app: Express;
+  readonly context: AppContext;
+  /** Flushes the chat log and closes upstream connections. */
+  close(): Promise<void>;
+}
+
+export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway {
+  const logger = deps.logger ?? createLogger(config.logLevel);
+  const clock = deps.clock ?? systemClock;
+  const backend = deps.backend ?? new FileLogBackend({ dataDir: config.dataDir });
+  const chatLog = new ChatLog({
+    backend,
+    attachments: new AttachmentStore({ dir: config.attachmentsDir }),
+    clock,
+    build: BUILD,
+  });
+  const passThroughCredentials = !config.teams || config.teams.length === 0;
+  const context: AppContext = {
+    config,
+    logger,
+    clock,
+    metrics: deps.metrics ?? new Metrics(),
+    registry: new ProviderRegistry(config.providers),
+    upstream: new UpstreamClient(config.timeouts),
+    chatLog,
+    chats: new ChatBinder(chatLog, config),
+    sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+    random: deps.random ?? Math.random,
+    passThroughCredentials,
+  };
+  const ids = deps.ids ?? randomUUID;
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  app.use(function requestId(req: Request, res: Response, next: NextFunction) {
+    res.locals.requestId = ids();
+    res.setHeader('x-oda-request-id', res.locals.requestId as string);
+    const started = performance.now();
+    res.on('finish', () => {
+      const route = (req.route as { path?: string } | undefined)?.path ?? 'unmatched';
+      context.metrics.requests.inc({ route, status: String(res.statusCode) });
+      logger.debug({ reqId: res.locals.requestId, method: req.method, route, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
+    });
+    next();
+  });
+  app.use(healthRoutes(context));
+  app.use(metricsRoutes(context));
+  app.use(openapiRoutes());
+  app.use(authenticate(config));
+  app.use(express.raw({ type: () => true, limit: config.server.bodyLimit }));
+  app.use(chatCompletionsRoutes(context));
+  app.use(messagesRoutes(context));
+  app.use(countTokensRoutes(context));
+  app.use(modelsRoutes(context));
+  app.use(sessionsRoutes(context));
+  app.use(function notFound(req: Request) {
+    throw new OdaError('ODA_ERR_NOT_FOUND', 404, `no route for ${req.method} ${req.path}`);
+  });
+  app.use(errorHandler(logger));
+
+  return {
+    app,
+    context,
+    async close() {
+      await chatLog.close();
+      await context.upstream.close();
+    },
+  };
+}

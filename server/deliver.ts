@@ -1,0 +1,95 @@
+/** Sends the provider's answer to the client: streams piped as they arrive, JSON passed whole. */
+import type { Response } from 'express';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { FormatAdapter, NormalizedResponse } from '../providers/provider.ts';
+import type { UpstreamResponse } from '../providers/upstream-client.ts';
+import type { RepairLoopResult } from '../middleware/repair-loop.ts';
+import { SseReader } from './sse.ts';
+
+const SKIP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-encoding', 'date', 'server']);
+
+function copyHeaders(res: Response, headers: IncomingHttpHeaders): void {
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || SKIP.has(name)) continue;
+    res.setHeader(name, value);
+  }
+}
+
+export interface DeliveryOutcome {
+  streamed: boolean;
+  /** False when the stream ended early (client gone, upstream reset or idle timeout). */
+  complete: boolean;
+  response: NormalizedResponse | undefined;
+}
+
+/** Delivers a 2xx answer. A stream is written chunk by chunk (with backpressure) and observed for the log. */
+export async function deliverSuccess(
+  res: Response,
+  upstream: UpstreamResponse,
+  adapter: FormatAdapter,
+  signal: AbortSignal,
+): Promise<DeliveryOutcome> {
+  copyHeaders(res, upstream.headers);
+  res.status(upstream.status);
+  const contentType = String(upstream.headers['content-type'] ?? '');
+  if (contentType.includes('text/event-stream')) {
+    res.flushHeaders();
+    const acc = adapter.createStreamAccumulator();
+    const reader = new SseReader((event, data) => {
+      try {
+        acc.push(event, data);
+      } catch {
+        // The log observes; a chunk it cannot read never breaks the client's stream.
+      }
+    });
+    let complete = false;
+    try {
+      for await (const chunk of upstream.body) {
+        if (signal.aborted) break;
+        reader.push(chunk as Buffer);
+        if (!res.write(chunk)) await new Promise<void>((resolve) => {
+          const done = () => {
+            res.off('drain', done);
+            res.off('close', done);
+            resolve();
+          };
+          res.on('drain', done);
+          res.on('close', done);
+        });
+      }
+      reader.end();
+      complete = !signal.aborted;
+    } catch {
+      complete = false;
+    } finally {
+      if (!complete) upstream.body.destroy();
+      if (complete) res.end();
+      else res.destroy();
+    }
+    return { streamed: true, complete, response: safeResult(() => acc.result()) };
+  }
+  const text = await upstream.body.text();
+  res.end(text);
+  let response: NormalizedResponse | undefined;
+  try {
+    response = adapter.normalizeResponse(JSON.parse(text));
+  } catch {
+    response = undefined;
+  }
+  return { streamed: false, complete: true, response };
+}
+
+function safeResult(fn: () => NormalizedResponse): NormalizedResponse | undefined {
+  try {
+    return fn();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Returns a final refusal as the provider sent it, telling the SDK not to multiply attempts. */
+export async function deliverFailure(res: Response, result: Extract<RepairLoopResult, { ok: false }>): Promise<void> {
+  copyHeaders(res, result.res.headers);
+  res.setHeader('x-should-retry', 'false');
+  res.status(result.res.status).end(result.bodyText);
+}

@@ -1,0 +1,22 @@
+import { pino, type Logger } from 'pino';
+
+/** Paths that may hold secrets or image data; pino replaces them before a line is written. */
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'headers.authorization',
+  'headers["x-api-key"]',
+  'apiKey',
+  '*.apiKey',
+  'config.providers[*].apiKey',
+];
+
+/** The gateway's structured logger (pino); secrets are redacted. */
+export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
+  return pino(
+    { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { service: 'oda-gateway' } },
+    destination as pino.DestinationStream | undefined,
+  );
+}
+
+export type { Logger };

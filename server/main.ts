@@ -1,0 +1,72 @@
+/**
+ * The gateway's entry point, and the only reader of process.env. Loads and validates the config
+ * (a bad one stops start-up with a message naming the key), listens, and shuts down gracefully on
+ * SIGTERM/SIGINT: stop accepting, let in-flight requests and streams finish within the grace
+ * period, flush the chat log, exit 0.
+ */
+import type { Server } from 'node:http';
+import { createApp } from './app.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { createLogger } from './logger.ts';
+
+function configPathFromArgs(argv: string[]): string | undefined {
+  const i = argv.indexOf('--config');
+  if (i !== -1) return argv[i + 1];
+  const eq = argv.find((a) => a.startsWith('--config='));
+  return eq?.slice('--config='.length);
+}
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(process.env, configPathFromArgs(process.argv.slice(2)));
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`oda-gateway: ${e.message}\n`);
+      process.exit(1);
+    }
+    throw e;
+  }
+  const logger = createLogger(config.logLevel);
+  const gateway = createApp(config, { logger });
+  const server: Server = gateway.app.listen(config.server.port, config.server.host);
+  server.on('listening', () => {
+    const addr = server.address();
+    const where = typeof addr === 'object' && addr ? `${addr.address}:${addr.port}` : String(addr);
+    logger.info(
+      { address: where, providers: config.providers.map((p) => ({ name: p.name, format: p.format, baseUrl: p.baseUrl })) },
+      `oda-gateway listening on http://${where}`,
+    );
+  });
+  server.on('error', (err) => {
+    logger.fatal({ err }, 'cannot listen');
+    process.exit(1);
+  });
+  // Long generations: no Node-level request timeout; upstream timeouts govern.
+  server.requestTimeout = 0;
+  server.headersTimeout = 60_000;
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal, graceMs: config.server.shutdownGraceMs }, 'shutting down');
+    server.close();
+    server.closeIdleConnections();
+    const force = setTimeout(() => {
+      logger.warn('grace period over; closing remaining connections');
+      server.closeAllConnections();
+    }, config.server.shutdownGraceMs);
+    force.unref();
+    server.on('close', async () => {
+      clearTimeout(force);
+      await gateway.close().catch((err) => logger.error({ err }, 'error while flushing the chat log'));
+      logger.info('stopped');
+      process.exit(0);
+    });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+void main();

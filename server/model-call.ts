@@ -1,0 +1,207 @@
+/**
+ * One model call, from the client's body to the client's answer: parse at the edge, bind the chat,
+ * run the pipeline, forward through the repair loop, deliver (streamed or not), log the response.
+ */
+import type { Request, Response } from 'express';
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { OdaError } from '../lib/errors.ts';
+import type { CallContext } from '../middleware/call-context.ts';
+import { outgoingBytes } from '../middleware/call-context.ts';
+import { runPipeline } from '../middleware/pipeline.ts';
+import { runRepairLoop } from '../middleware/repair-loop.ts';
+import { buildRepairs } from '../middleware/repairs.ts';
+import type { FormatAdapter, WireFormat } from '../providers/provider.ts';
+import { FORMATS } from '../providers/registry.ts';
+import { UpstreamError } from '../providers/upstream-client.ts';
+import type { AppContext } from './app-context.ts';
+import { contextWindowFor } from './model-facts.ts';
+import { deliverFailure, deliverSuccess } from './deliver.ts';
+import { upstreamHeaders } from './upstream-headers.ts';
+
+const bodyShape = z.looseObject({
+  model: z.string({ error: 'model must be a string' }).min(1, 'model must not be empty'),
+  messages: z.array(z.unknown(), { error: 'messages must be an array' }),
+});
+
+/** Parses the raw body as a JSON object, refusing anything else with a 400 that names the problem. */
+export function parseJsonBody(raw: unknown): { raw: Buffer; body: Record<string, unknown> } {
+  const buf = Buffer.isBuffer(raw) ? raw : Buffer.alloc(0);
+  if (buf.length === 0) throw new OdaError('ODA_ERR_BAD_JSON', 400, 'request body is empty; expected a JSON object');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(buf.toString('utf8'));
+  } catch (e) {
+    throw new OdaError('ODA_ERR_BAD_JSON', 400, `request body is not valid JSON: ${(e as Error).message}`);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, 'request body must be a JSON object');
+  }
+  return { raw: buf, body: parsed as Record<string, unknown> };
+}
+
+/** Handles POST /v1/chat/completions (openai) and POST /v1/messages (anthropic). */
+export function modelCallHandler(app: AppContext, format: WireFormat) {
+  const adapter: FormatAdapter = FORMATS[format];
+  return async function modelCall(req: Request, res: Response): Promise<void> {
+    const requestId = (res.locals.requestId as string | undefined) ?? randomUUID();
+    const startedAt = app.clock.now();
+    const { raw, body } = parseJsonBody(req.body);
+    const shape = bodyShape.safeParse(body);
+    if (!shape.success) {
+      const issue = shape.error.issues[0]!;
+      throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, issue.message, { param: issue.path.join('.') || null });
+    }
+    const model = shape.data.model;
+    const provider = app.registry.resolve(format, model);
+    if (!provider) {
+      throw new OdaError('ODA_ERR_NO_PROVIDER', 404, `no configured ${format} provider serves model "${model}"`, {
+        param: 'model',
+      });
+    }
+    const view = adapter.createView(body);
+    const binding = await app.chats.bind({
+      requestId,
+      startedAt,
+      adapter,
+      providerName: provider.config.name,
+      body,
+      headers: req.headers,
+      caller: res.locals.caller as import('./auth.ts').Caller,
+    });
+    res.setHeader('x-session-id', binding.chatId);
+    const log = app.logger.child({ reqId: requestId, chatId: binding.chatId, provider: provider.config.name, model });
+
+    const ctx: CallContext = {
+      requestId,
+      startedAt,
+      config: app.config,
+      clock: app.clock,
+      adapter,
+      providerName: provider.config.name,
+      model,
+      contextWindow: contextWindowFor(app.config, model),
+      chatId: binding.chatId,
+      raw,
+      body,
+      view,
+      headers: req.headers,
+      decisions: binding.decisions,
+      lastCacheTouchAt: binding.lastCacheTouchAt,
+      record: (events) => binding.record(events),
+      effects: {
+        trimmed: 0,
+        trimmedChars: 0,
+        imagesSetAside: 0,
+        imageRounds: 0,
+        pruned: undefined,
+        imageReplay: { imagesRemoved: 0, referencesRemoved: 0 },
+      },
+    };
+    await runPipeline(ctx);
+
+    // Abort the upstream call when the client goes away before the answer is complete.
+    const abort = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+
+    const url = adapter.upstreamUrl(provider.config.baseUrl, req.originalUrl);
+    const headers = upstreamHeaders(req.headers, adapter, provider.config.apiKey, app.passThroughCredentials);
+    let upstreamStarted = 0;
+    let result;
+    try {
+      result = await runRepairLoop({
+        send: () => {
+          upstreamStarted = performance.now();
+          const bytes = outgoingBytes(ctx);
+          return app.upstream
+            .send({ url, headers: { ...headers, 'content-length': String(bytes.length) }, body: bytes, signal: abort.signal })
+            .then((r) => {
+              app.metrics.upstreamLatency.observe({ provider: provider.config.name }, (performance.now() - upstreamStarted) / 1000);
+              return r;
+            });
+        },
+        classify: (status, text) => adapter.classifyRefusal(status, text, ctx.view.images().length),
+        repairs: buildRepairs(ctx),
+        retries: app.config.retries,
+        sleep: app.sleep,
+        now: () => app.clock.now(),
+        random: app.random,
+        onRetry: (reason, delayMs) => {
+          app.metrics.retries.inc({ reason: reason.split(':')[0] === 'status' ? reason : reason.split(':')[0]! });
+          log.warn({ reason, delayMs }, 'retrying upstream call');
+        },
+        onRepair: (kind) => app.metrics.repairs.inc({ kind }),
+      });
+    } catch (e) {
+      const err = e instanceof UpstreamError ? e : undefined;
+      await binding.recordResponse({ status: 0, ok: false, error: err?.message ?? String(e), attempts: 1, retries: 0 }).catch(() => {});
+      if (err?.code === 'aborted') {
+        log.info('client went away before the provider answered');
+        return;
+      }
+      if (err?.code === 'timeout') {
+        throw new OdaError('ODA_ERR_UPSTREAM_TIMEOUT', 504, `provider "${provider.config.name}" timed out: ${err.message}`, {
+          cause: e,
+          headers: { 'x-should-retry': 'false' },
+        });
+      }
+      throw new OdaError(
+        'ODA_ERR_UPSTREAM_UNREACHABLE',
+        502,
+        `provider "${provider.config.name}" is unreachable: ${err?.message ?? String(e)}`,
+        { cause: e, headers: { 'x-should-retry': 'false' } },
+      );
+    }
+
+    setEffectHeaders(res, ctx);
+    recordEffectMetrics(app, ctx);
+    if (!result.ok) {
+      log.info({ status: result.res.status, attempts: result.attempts, retries: result.retries }, 'provider refused');
+      await deliverFailure(res, result);
+      await binding.recordResponse({
+        status: result.res.status,
+        ok: false,
+        error: result.bodyText.slice(0, 2000),
+        attempts: result.attempts,
+        retries: result.retries,
+      });
+      return;
+    }
+    const outcome = await deliverSuccess(res, result.res, adapter, abort.signal);
+    log.info(
+      { status: result.res.status, attempts: result.attempts, latencyMs: Math.round(app.clock.now() - startedAt), streamed: outcome.streamed },
+      'model call done',
+    );
+    await binding.recordResponse({
+      status: result.res.status,
+      ok: outcome.complete,
+      attempts: result.attempts,
+      retries: result.retries,
+      response: outcome.response,
+      error: outcome.complete ? undefined : 'stream ended before completion',
+    });
+  };
+}
+
+function setEffectHeaders(res: Response, ctx: CallContext): void {
+  if (ctx.effects.trimmed > 0) res.setHeader('x-oda-trimmed', String(ctx.effects.trimmed));
+  if (ctx.effects.imagesSetAside > 0) res.setHeader('x-oda-images-set-aside', String(ctx.effects.imagesSetAside));
+  if (ctx.effects.pruned) res.setHeader('x-oda-pruned', `soft=${ctx.effects.pruned.soft},cleared=${ctx.effects.pruned.cleared}`);
+}
+
+function recordEffectMetrics(app: AppContext, ctx: CallContext): void {
+  const e = ctx.effects;
+  if (e.trimmed) app.metrics.trimmedResults.inc(e.trimmed);
+  if (e.trimmedChars) app.metrics.trimmedChars.inc(e.trimmedChars);
+  if (e.imagesSetAside) app.metrics.imagesSetAside.inc(e.imagesSetAside);
+  if (e.imageRounds) app.metrics.imageRounds.inc(e.imageRounds);
+  if (e.pruned) {
+    app.metrics.pruned.inc({ action: 'soft' }, e.pruned.soft);
+    app.metrics.pruned.inc({ action: 'cleared' }, e.pruned.cleared);
+    app.metrics.prunedChars.inc(e.pruned.charsRemoved);
+  }
+  if (e.imageReplay.imagesRemoved) app.metrics.imageReplayRemoved.inc({ kind: 'image' }, e.imageReplay.imagesRemoved);
+  if (e.imageReplay.referencesRemoved) app.metrics.imageReplayRemoved.inc({ kind: 'reference' }, e.imageReplay.referencesRemoved);
+}

@@ -1,0 +1,92 @@
+/**
+ * Which chat a request belongs to (SPEC section 2). The explicit `x-session-id` wins; otherwise the
+ * conversation ids popular agent clients already send, namespaced by their source; otherwise a
+ * stable id derived from the caller, the format, the system prompt and the first user message.
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { OdaError } from '../lib/errors.ts';
+
+export const SESSION_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface SessionIdSource {
+  id: string;
+  source: 'header' | 'client' | 'derived';
+}
+
+function one(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Client-sent conversation ids, first found wins: [header or source, namespace]. */
+const CLIENT_HEADERS: ReadonlyArray<[string, string]> = [
+  ['x-claude-code-session-id', 'claude-code'],
+  ['session-id', 'session'],
+  ['session_id', 'session'],
+  ['x-opencode-session', 'opencode'],
+  ['x-session-affinity', 'affinity'],
+];
+
+function namespaced(ns: string, raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  const id = `${ns}:${raw}`;
+  return SESSION_ID_RE.test(id) ? id : undefined;
+}
+
+/** The `session_id` inside Anthropic `metadata.user_id` when that is JSON. */
+function metadataSessionId(body: Record<string, unknown>): string | undefined {
+  const meta = body.metadata;
+  if (!meta || typeof meta !== 'object') return undefined;
+  const userId = (meta as { user_id?: unknown }).user_id;
+  if (typeof userId !== 'string' || !userId.trim().startsWith('{')) return undefined;
+  try {
+    const parsed = JSON.parse(userId) as { session_id?: unknown };
+    return typeof parsed.session_id === 'string' ? parsed.session_id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Finds the chat id a request names. Throws a 400 for a malformed explicit `x-session-id`;
+ * malformed ids from other sources are ignored. Returns undefined when a derived id is needed.
+ */
+export function requestedSessionId(
+  headers: IncomingHttpHeaders,
+  body: Record<string, unknown>,
+): SessionIdSource | undefined {
+  const explicit = one(headers, 'x-session-id');
+  if (explicit !== undefined) {
+    if (!SESSION_ID_RE.test(explicit)) {
+      throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, 'x-session-id must be 1-128 characters of A-Za-z0-9._:-', {
+        param: 'x-session-id',
+      });
+    }
+    return { id: explicit, source: 'header' };
+  }
+  const first = namespaced('claude-code', one(headers, 'x-claude-code-session-id'));
+  if (first) return { id: first, source: 'client' };
+  const meta = namespaced('metadata', metadataSessionId(body));
+  if (meta) return { id: meta, source: 'client' };
+  for (const [name, ns] of CLIENT_HEADERS.slice(1)) {
+    const id = namespaced(ns, one(headers, name));
+    if (id) return { id, source: 'client' };
+  }
+  const pck = body.prompt_cache_key;
+  const fromKey = typeof pck === 'string' ? namespaced('prompt-cache-key', pck) : undefined;
+  if (fromKey) return { id: fromKey, source: 'client' };
+  return undefined;
+}
+
+/** A stable chat id from the caller's identity, the format, the system prompt and the first user message. */
+export function derivedSessionId(parts: {
+  caller: string;
+  format: string;
+  system: string | undefined;
+  firstUserMessage: unknown;
+}): string {
+  const h = createHash('sha256');
+  h.update(JSON.stringify([parts.caller, parts.format, parts.system ?? null, parts.firstUserMessage ?? null]));
+  return `chat-${h.digest('hex').slice(0, 32)}`;
+}

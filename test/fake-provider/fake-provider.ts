@@ -1,0 +1,239 @@
+/**
+ * A fake LLM provider for tests and benchmarks: node:http on an ephemeral port, speaking the OpenAI
+ * and Anthropic wire formats (JSON and SSE), refusing the way real providers refuse (their real
+ * error bodies), hanging or resetting on request, and recording every request it receives.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  anthropicMessage,
+  anthropicStream,
+  bodies,
+  openaiCompletion,
+  openaiStream,
+  type SseEvent,
+} from './fake-bodies.ts';
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingMessage['headers'];
+  raw: Buffer;
+  /** Parsed JSON body, or undefined when not JSON. */
+  json: Record<string, unknown> | undefined;
+}
+
+export type FakeReply =
+  | { status?: number; json: unknown; headers?: Record<string, string> }
+  | { status?: number; text: string; headers?: Record<string, string> }
+  | { status?: number; sse: SseEvent[]; chunkDelayMs?: number; headers?: Record<string, string>; resetAfter?: number }
+  | { hang: true }
+  | { reset: true };
+
+export type FakeHandler = (req: RecordedRequest) => FakeReply | undefined;
+
+export interface FakeProviderOptions {
+  /** Refuse requests carrying more images than this (format-appropriate "too many images"). */
+  imageLimit?: number;
+  /** Refuse a request holding a base64 image larger than this many bytes (Anthropic per-image error). */
+  maxImageBytes?: number;
+  /** Refuse with a context-overflow error when the messages' JSON is longer than this. */
+  contextLimitChars?: number;
+  /** Text of the default answer. */
+  answer?: string;
+  /** Pieces of the default streamed answer. */
+  streamPieces?: string[];
+  chunkDelayMs?: number;
+}
+
+export class FakeProvider {
+  readonly requests: RecordedRequest[] = [];
+  options: FakeProviderOptions;
+  private readonly scripted: Array<FakeReply | FakeHandler> = [];
+  private server: Server | undefined;
+  private readonly sockets = new Set<import('node:net').Socket>();
+  /** Set when a client aborted a streamed answer before it ended. */
+  abortedStreams = 0;
+
+  constructor(options: FakeProviderOptions = {}) {
+    this.options = options;
+  }
+
+  /** The base URL (no trailing slash), e.g. http://127.0.0.1:40123 */
+  url = '';
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    this.server.on('connection', (s) => {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  /** Queues replies used, in order, before the default behaviour. */
+  script(...replies: Array<FakeReply | FakeHandler>): void {
+    this.scripted.push(...replies);
+  }
+
+  reset(): void {
+    this.requests.length = 0;
+    this.scripted.length = 0;
+  }
+
+  /** Requests to a path (prefix match on the path without query). */
+  requestsTo(path: string): RecordedRequest[] {
+    return this.requests.filter((r) => r.path.split('?')[0] === path);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const raw = Buffer.concat(chunks);
+    let json: Record<string, unknown> | undefined;
+    try {
+      const parsed: unknown = raw.length ? JSON.parse(raw.toString('utf8')) : undefined;
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) json = parsed as Record<string, unknown>;
+    } catch {
+      json = undefined;
+    }
+    const rec: RecordedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, raw, json };
+    this.requests.push(rec);
+    let reply: FakeReply | undefined;
+    while (!reply && this.scripted.length) {
+      const next = this.scripted.shift()!;
+      reply = typeof next === 'function' ? next(rec) : next;
+    }
+    reply ??= this.defaultReply(rec);
+    await this.send(res, reply);
+  }
+
+  private defaultReply(rec: RecordedRequest): FakeReply {
+    const path = rec.path.split('?')[0];
+    const body = rec.json ?? {};
+    const model = typeof body.model === 'string' ? body.model : 'fake-model';
+    const anthropicFormat = path === '/v1/messages' || path === '/v1/messages/count_tokens';
+    if (path === '/v1/models') return { json: { object: 'list', data: [{ id: 'fake-model', object: 'model' }] } };
+    if (path === '/v1/messages/count_tokens') {
+      return { json: { input_tokens: Math.ceil(JSON.stringify(body.messages ?? []).length / 4) } };
+    }
+    if (path !== '/v1/chat/completions' && path !== '/v1/messages') {
+      return { status: 404, json: { error: { message: `no route ${path}`, type: 'not_found_error' } } };
+    }
+    const images = countImages(body);
+    const { imageLimit, maxImageBytes, contextLimitChars } = this.options;
+    if (maxImageBytes !== undefined) {
+      for (const img of images) {
+        if (img.bytes > maxImageBytes) {
+          return { status: 400, json: bodies.anthropicImageTooLarge(img.path, img.bytes, maxImageBytes) };
+        }
+      }
+    }
+    if (imageLimit !== undefined && images.length > imageLimit) {
+      return {
+        status: 400,
+        json: anthropicFormat
+          ? bodies.anthropicTooManyImages(images.length, imageLimit)
+          : bodies.openaiTooManyImages(images.length, imageLimit),
+      };
+    }
+    const size = JSON.stringify(body.messages ?? []).length;
+    if (contextLimitChars !== undefined && size > contextLimitChars) {
+      const got = Math.ceil(size / 4);
+      const max = Math.floor(contextLimitChars / 4);
+      return {
+        status: 400,
+        json: anthropicFormat ? bodies.anthropicPromptTooLong(got, max) : bodies.openaiContextLength(max, got),
+      };
+    }
+    const answer = this.options.answer ?? 'Hello from the fake provider.';
+    const pieces = this.options.streamPieces ?? ['Hello', ' from', ' the', ' fake', ' provider.'];
+    const inputTokens = Math.ceil(size / 4);
+    if (body.stream === true) {
+      const includeUsage =
+        typeof body.stream_options === 'object' && body.stream_options !== null
+          ? (body.stream_options as { include_usage?: boolean }).include_usage === true
+          : false;
+      return {
+        sse: anthropicFormat ? anthropicStream(model, pieces) : openaiStream(model, pieces, includeUsage),
+        chunkDelayMs: this.options.chunkDelayMs,
+      };
+    }
+    return { json: anthropicFormat ? anthropicMessage(model, answer, inputTokens) : openaiCompletion(model, answer, inputTokens) };
+  }
+
+  private async send(res: ServerResponse, reply: FakeReply): Promise<void> {
+    if ('hang' in reply) return; // never answer; the socket is destroyed on close()
+    if ('reset' in reply) {
+      res.socket?.destroy();
+      return;
+    }
+    if ('sse' in reply) {
+      res.writeHead(reply.status ?? 200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...reply.headers });
+      res.flushHeaders();
+      let i = 0;
+      for (const ev of reply.sse) {
+        if (res.destroyed || res.socket?.destroyed) {
+          this.abortedStreams++;
+          return;
+        }
+        if (reply.resetAfter !== undefined && i === reply.resetAfter) {
+          res.socket?.destroy();
+          return;
+        }
+        res.write(`${ev.event ? `event: ${ev.event}\n` : ''}data: ${ev.data}\n\n`);
+        i++;
+        if (reply.chunkDelayMs) await new Promise((r) => setTimeout(r, reply.chunkDelayMs));
+      }
+      res.end();
+      return;
+    }
+    const text = 'json' in reply ? JSON.stringify(reply.json) : reply.text;
+    res.writeHead(reply.status ?? 200, {
+      'content-type': 'json' in reply ? 'application/json' : 'text/plain',
+      'content-length': Buffer.byteLength(text),
+      ...reply.headers,
+    });
+    res.end(text);
+  }
+}
+
+interface FoundImage {
+  path: string;
+  bytes: number;
+}
+
+/** Images in an OpenAI or Anthropic body, with their wire path and decoded size. */
+export function countImages(body: Record<string, unknown>): FoundImage[] {
+  const out: FoundImage[] = [];
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const visit = (parts: unknown, path: string) => {
+    if (!Array.isArray(parts)) return;
+    parts.forEach((p: unknown, j) => {
+      if (!p || typeof p !== 'object') return;
+      const part = p as Record<string, unknown>;
+      const here = `${path}.${j}`;
+      if (part.type === 'image') {
+        const src = part.source as { type?: string; data?: string } | undefined;
+        out.push({ path: here, bytes: src?.type === 'base64' && src.data ? Buffer.byteLength(src.data, 'base64') : 0 });
+      } else if (part.type === 'image_url') {
+        const url = (part.image_url as { url?: string } | undefined)?.url ?? '';
+        const comma = url.indexOf(',');
+        out.push({ path: here, bytes: url.startsWith('data:') ? Buffer.byteLength(url.slice(comma + 1), 'base64') : 0 });
+      } else if (part.type === 'tool_result') {
+        visit(part.content, `${here}.tool_result.content`);
+      }
+    });
+  };
+  messages.forEach((m: unknown, i) => {
+    if (m && typeof m === 'object') visit((m as { content?: unknown }).content, `messages.${i}.content`);
+  });
+  return out;
+}
