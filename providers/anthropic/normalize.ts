@@ -71,7 +71,8 @@ function mediaPart(block: Obj): ToolResultContent | undefined {
       const source = anthropicImageSource(block);
       if (source) return { kind: 'image', source };
       // An image by Files API id: record that it was there, without bytes.
-      const fileId = isObj(block.source) ? str(block.source.file_id) : undefined;
+      if (!isObj(block.source) || block.source.type !== 'file') return undefined;
+      const fileId = str(block.source.file_id);
       return { kind: 'file', ...(fileId !== undefined && { name: fileId }) };
     }
     case 'document':

@@ -153,10 +153,8 @@ describe('normalizeOpenaiRequest', () => {
       '{"function":{"description":"Weather for a city","name":"get_weather","parameters":' +
       '{"properties":{"city":{"type":"string"},"unit":{"type":"string"}},"type":"object"}},"type":"function"}';
     assert.deepEqual(tool, { name: 'get_weather', digest: sha256(canonical) });
-    const reordered = {
-      function: { parameters: weatherTool.function.parameters, ...weatherTool.function },
-      type: 'function',
-    };
+    const { name, description, parameters } = weatherTool.function;
+    const reordered = { function: { parameters, description, name }, type: 'function' };
     assert.deepEqual(normalizeOpenaiRequest({ model: 'm', messages: [], tools: [reordered] }).tools, [tool]);
     const changed = { ...weatherTool, function: { ...weatherTool.function, description: 'Other' } };
     assert.notEqual(

@@ -1,0 +1,317 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import {
+  createAnthropicStreamAccumulator,
+  normalizeAnthropicRequest,
+  normalizeAnthropicResponse,
+} from './normalize.ts';
+
+const fixture = (name: string): string =>
+  readFileSync(new URL(`./__fixtures__/${name}`, import.meta.url), 'utf8');
+
+/** The SSE events of a transcript: `event:` name and joined `data:` lines; comments skipped. */
+function parseSse(text: string): Array<{ event: string | undefined; data: string }> {
+  const events: Array<{ event: string | undefined; data: string }> = [];
+  for (const frame of text.split(/\r?\n\r?\n/)) {
+    let event: string | undefined;
+    const data: string[] = [];
+    for (const line of frame.split(/\r?\n/)) {
+      if (line.startsWith('event:')) event = line.slice(6).trim();
+      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+    }
+    if (data.length > 0) events.push({ event, data: data.join('\n') });
+  }
+  return events;
+}
+
+function accumulate(name: string) {
+  const accumulator = createAnthropicStreamAccumulator();
+  for (const { event, data } of parseSse(fixture(name))) accumulator.push(event, data);
+  return accumulator.result();
+}
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+const readTool = {
+  name: 'Read',
+  description: 'Read a file',
+  input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+};
+
+function agentBody(): Record<string, unknown> {
+  return {
+    model: 'claude-sonnet-4-5',
+    max_tokens: 4096,
+    stream: true,
+    thinking: { type: 'enabled', budget_tokens: 2048 },
+    metadata: { user_id: 'u1' },
+    system: [
+      { type: 'text', text: 'You are an agent.' },
+      { type: 'text', text: 'Project notes.', cache_control: { type: 'ephemeral', ttl: '1h' } },
+    ],
+    tools: [{ ...readTool, cache_control: { type: 'ephemeral' } }],
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Check the report and screenshot.' },
+          { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: '/9j/4AAQ' } },
+          { type: 'image', source: { type: 'url', url: 'https://example.com/s.png' } },
+          {
+            type: 'document',
+            title: 'report.pdf',
+            source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQ=' },
+          },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'Read first.', signature: 'sig-1' },
+          { type: 'redacted_thinking', data: 'EncryptedBlob' },
+          { type: 'text', text: 'Reading.' },
+          { type: 'tool_use', id: 'toolu_1', name: 'Read', input: { path: 'a.ts' } },
+          { type: 'tool_use', id: 'toolu_2', name: 'Read', input: { path: 'b.ts' } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'toolu_1', content: 'export const a = 1;' },
+          {
+            type: 'tool_result',
+            tool_use_id: 'toolu_2',
+            is_error: true,
+            content: [
+              { type: 'text', text: 'ENOENT' },
+              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+            ],
+          },
+          { type: 'text', text: 'b.ts is gone, never mind.', cache_control: { type: 'ephemeral' } },
+        ],
+      },
+      { role: 'assistant', content: 'OK.' },
+    ],
+  };
+}
+
+describe('normalizeAnthropicRequest', () => {
+  test('maps system, roles, content kinds; tool results become their own messages', () => {
+    const normalized = normalizeAnthropicRequest(agentBody());
+    assert.equal(normalized.model, 'claude-sonnet-4-5');
+    assert.equal(normalized.system, 'You are an agent.\n\nProject notes.');
+    assert.equal(normalized.stream, true);
+    assert.deepEqual(normalized.settings, {
+      max_tokens: 4096,
+      stream: true,
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+      metadata: { user_id: 'u1' },
+    });
+    assert.deepEqual(normalized.messages, [
+      {
+        role: 'user',
+        content: [
+          { kind: 'text', text: 'Check the report and screenshot.' },
+          { kind: 'image', source: { kind: 'base64', mediaType: 'image/jpeg', data: '/9j/4AAQ' } },
+          { kind: 'image', source: { kind: 'url', url: 'https://example.com/s.png' } },
+          { kind: 'file', name: 'report.pdf', mediaType: 'application/pdf' },
+        ],
+      },
+      {
+        role: 'model',
+        content: [
+          { kind: 'reasoning', text: 'Read first.', signature: 'sig-1' },
+          { kind: 'reasoning', text: '', redacted: true, signature: 'EncryptedBlob' },
+          { kind: 'text', text: 'Reading.' },
+          { kind: 'tool-call', id: 'toolu_1', name: 'Read', args: '{"path":"a.ts"}' },
+          { kind: 'tool-call', id: 'toolu_2', name: 'Read', args: '{"path":"b.ts"}' },
+        ],
+      },
+      {
+        role: 'tool',
+        content: [
+          {
+            kind: 'tool-result',
+            callId: 'toolu_1',
+            toolName: 'Read',
+            failed: false,
+            content: [{ kind: 'text', text: 'export const a = 1;' }],
+          },
+        ],
+      },
+      {
+        role: 'tool',
+        content: [
+          {
+            kind: 'tool-result',
+            callId: 'toolu_2',
+            toolName: 'Read',
+            failed: true,
+            content: [
+              { kind: 'text', text: 'ENOENT' },
+              { kind: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' } },
+            ],
+          },
+        ],
+      },
+      { role: 'user', content: [{ kind: 'text', text: 'b.ts is gone, never mind.' }] },
+      { role: 'model', content: [{ kind: 'text', text: 'OK.' }] },
+    ]);
+  });
+
+  test('a user turn of tool results only gives no empty user message', () => {
+    const body = agentBody();
+    const messages = body.messages as Array<{ content: unknown[] }>;
+    messages[2]!.content.pop();
+    assert.deepEqual(
+      normalizeAnthropicRequest(body).messages.map((m) => m.role),
+      ['user', 'model', 'tool', 'tool', 'model'],
+    );
+  });
+
+  test('never inlines document bytes', () => {
+    assert.ok(!JSON.stringify(normalizeAnthropicRequest(agentBody()).messages).includes('JVBERi0xLjQ='));
+  });
+
+  test('digests tools over their canonical JSON; a moved cache breakpoint is no change', () => {
+    const canonical =
+      '{"description":"Read a file","input_schema":{"properties":{"path":{"type":"string"}},' +
+      '"required":["path"],"type":"object"},"name":"Read"}';
+    const expected = [{ name: 'Read', digest: sha256(canonical) }];
+    assert.deepEqual(normalizeAnthropicRequest(agentBody()).tools, expected);
+    assert.deepEqual(
+      normalizeAnthropicRequest({ model: 'm', messages: [], tools: [readTool] }).tools,
+      expected,
+    );
+    const other = { ...readTool, input_schema: { type: 'object' } };
+    assert.notEqual(
+      normalizeAnthropicRequest({ model: 'm', messages: [], tools: [other] }).tools[0]?.digest,
+      sha256(canonical),
+    );
+  });
+
+  test('a string system prompt is kept as is; none gives undefined', () => {
+    assert.equal(
+      normalizeAnthropicRequest({ model: 'm', system: 'Be brief.', messages: [] }).system,
+      'Be brief.',
+    );
+    const bare = normalizeAnthropicRequest({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(bare.system, undefined);
+    assert.equal(bare.stream, false);
+    assert.deepEqual(bare.messages, [{ role: 'user', content: [{ kind: 'text', text: 'hi' }] }]);
+  });
+
+  test('malformed input is skipped, never thrown on', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), fc.array(fc.jsonValue()), (extra, messages) => {
+        assert.ok(Array.isArray(normalizeAnthropicRequest({ ...extra, messages }).messages));
+      }),
+    );
+    const normalized = normalizeAnthropicRequest({
+      system: 5,
+      messages: [
+        null,
+        { role: 'user', content: [null, { type: 'tool_result', content: 7 }, { type: 'image', source: 1 }] },
+        { role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: 'file_011' } }] },
+        { role: 'assistant', content: [{ type: 'tool_use' }, { type: 'mystery' }] },
+      ],
+    });
+    assert.equal(normalized.system, undefined);
+    assert.deepEqual(normalized.messages, [
+      { role: 'tool', content: [{ kind: 'tool-result', callId: '', failed: false, content: [] }] },
+      { role: 'user', content: [] },
+      { role: 'user', content: [{ kind: 'file', name: 'file_011' }] },
+      { role: 'model', content: [{ kind: 'tool-call', id: '', name: '', args: '{}' }] },
+    ]);
+  });
+});
+
+describe('normalizeAnthropicResponse', () => {
+  test('maps blocks, usage with cache tokens and the stop reason', () => {
+    assert.deepEqual(normalizeAnthropicResponse(JSON.parse(fixture('stream-tool-use.json'))), {
+      message: {
+        role: 'model',
+        content: [
+          {
+            kind: 'reasoning',
+            text: 'The user wants the test failure fixed. I should read the test file first.',
+            signature:
+              'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxDCq0eHIDkh8pUUz4iMH3M6tFDGMPLBSvRUH7XpLSNFWD7ja1JX8lHWqWXlDl8WEX1GDMn2Pe3o1oT7ZPwVCoQDY2s8fRWUMILOQ==',
+          },
+          { kind: 'text', text: "I'll read the failing test first." },
+          {
+            kind: 'tool-call',
+            id: 'toolu_01A09q90qw90lq917835lq9',
+            name: 'Read',
+            args: '{"file_path":"/repo/test/app.test.ts","limit":200}',
+          },
+          { kind: 'tool-call', id: 'toolu_01B7sQm2XbH4kK9yG3n8pR1w', name: 'TodoRead', args: '{}' },
+        ],
+      },
+      usage: { inputTokens: 472, outputTokens: 148, cacheReadTokens: 10240, cacheWriteTokens: 2048 },
+      stopReason: 'tool_use',
+      model: 'claude-sonnet-4-5-20250929',
+    });
+  });
+
+  test('server tool results stay in the model turn, named after their call', () => {
+    const response = normalizeAnthropicResponse({
+      content: [
+        { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'oda' } },
+        {
+          type: 'web_search_tool_result',
+          tool_use_id: 'srvtoolu_1',
+          content: { type: 'web_search_tool_result_error', error_code: 'max_uses_exceeded' },
+        },
+      ],
+    });
+    assert.deepEqual(response.message.content, [
+      { kind: 'tool-call', id: 'srvtoolu_1', name: 'web_search', args: '{"query":"oda"}' },
+      {
+        kind: 'tool-result',
+        callId: 'srvtoolu_1',
+        toolName: 'web_search',
+        failed: true,
+        content: [
+          { kind: 'text', text: '{"type":"web_search_tool_result_error","error_code":"max_uses_exceeded"}' },
+        ],
+      },
+    ]);
+  });
+});
+
+describe('createAnthropicStreamAccumulator', () => {
+  test('the stream folds into the non-streamed answer', () => {
+    const streamed = accumulate('stream-tool-use.sse');
+    assert.deepEqual(streamed, normalizeAnthropicResponse(JSON.parse(fixture('stream-tool-use.json'))));
+    assert.equal(streamed.message.content.length, 4);
+  });
+
+  test('an in-stream error keeps what arrived and ends with stop reason "error"', () => {
+    assert.deepEqual(accumulate('stream-overloaded.sse'), {
+      message: { role: 'model', content: [{ kind: 'text', text: 'Here is the first' }] },
+      usage: { inputTokens: 12, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      stopReason: 'error',
+      model: 'claude-sonnet-4-5-20250929',
+    });
+  });
+
+  test('a tool input cut mid-stream keeps its JSON text as sent', () => {
+    const accumulator = createAnthropicStreamAccumulator();
+    accumulator.push(
+      'content_block_start',
+      '{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"Bash","input":{}}}',
+    );
+    accumulator.push(
+      'content_block_delta',
+      '{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\\"command\\": \\"ls"}}',
+    );
+    accumulator.push('bogus', 'not json');
+    assert.deepEqual(accumulator.result().message.content, [
+      { kind: 'tool-call', id: 't', name: 'Bash', args: '{"command": "ls' },
+    ]);
+  });
+});
