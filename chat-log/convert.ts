@@ -1,0 +1,298 @@
+/**
+ * Reading chat logs of every format version and converting them to the current one (seed 002,
+ * "How the format is versioned"): a log is read through the schema of the version that wrote it,
+ * converted step by step, and the converted generation is saved beside the original, never over it.
+ */
+import { link, open, readFile, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { z } from 'zod';
+import { OdaError, isOdaError } from '../lib/errors.ts';
+import { assertLossless } from './lossless.ts';
+import { assertReservedEmpty, ReservedFieldError } from './reserved.ts';
+import { describeSchemaIssue, validateHeader, validateHeaderWith } from './header.ts';
+import { CURRENT_VERSION, formats, isKnownVersion, type FormatVersion } from './format/index.ts';
+import { upgradeV0, upgradeV1, upgradeV2, upgradeV3, type Log } from './format/upgrade-steps.ts';
+import type { Event, Header } from './format/v4.ts';
+
+export type LogProblemKind =
+  | 'torn-line'
+  | 'blank-line'
+  | 'invalid-json'
+  | 'not-lossless'
+  | 'reserved-field'
+  | 'invalid-event'
+  | 'seq-gap';
+
+/** Something wrong with one line of a log; `line` is 1-based (the header is line 1). */
+export interface LogProblem {
+  line: number;
+  kind: LogProblemKind;
+  message: string;
+}
+
+type HeaderOf<V extends FormatVersion> = z.infer<(typeof formats)[V]['header']>;
+type EventOf<V extends FormatVersion> = z.infer<(typeof formats)[V]['event']>;
+
+/** A log as read: its own version's header and valid events, plus what was wrong with the rest. */
+export type ReadLog = {
+  [V in FormatVersion]: { version: V; header: HeaderOf<V>; events: EventOf<V>[]; problems: LogProblem[] };
+}[FormatVersion];
+
+/** Problems that make a log unsafe to convert (a torn last line or a seq gap is not one). */
+export const BLOCKING_PROBLEMS: ReadonlySet<LogProblemKind> = new Set([
+  'invalid-json',
+  'not-lossless',
+  'reserved-field',
+  'invalid-event',
+]);
+
+function readError(message: string, cause?: unknown): OdaError {
+  return new OdaError('ODA_ERR_LOG_READ', 500, message, cause === undefined ? {} : { cause });
+}
+
+function unsupported(v: unknown): OdaError {
+  const shown = typeof v === 'string' ? JSON.stringify(v) : String(v);
+  return readError(
+    `unsupported chat log format version ${shown}; this build reads versions 0 to ${CURRENT_VERSION}`,
+  );
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (err) {
+    return { ok: false, error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/** Splits into lines; `complete` is false when the text does not end with a newline. */
+function splitLines(text: string): { lines: string[]; complete: boolean } {
+  const lines = text.split('\n');
+  const complete = text.endsWith('\n');
+  if (complete) lines.pop();
+  return { lines, complete };
+}
+
+function readEvents<S extends z.ZodType>(
+  version: FormatVersion,
+  schema: S,
+  lines: readonly string[],
+  complete: boolean,
+): { events: z.infer<S>[]; problems: LogProblem[] } {
+  const events: z.infer<S>[] = [];
+  const problems: LogProblem[] = [];
+  let expectedSeq = 0;
+  for (let i = 1; i < lines.length; i++) {
+    const line = i + 1;
+    const text = lines[i] ?? '';
+    const isLast = i === lines.length - 1;
+    if (text.trim() === '') {
+      problems.push({ line, kind: 'blank-line', message: `line ${line}: blank line` });
+      continue;
+    }
+    const parsed = parseJson(text);
+    if (!parsed.ok) {
+      if (isLast && !complete) {
+        problems.push({
+          line,
+          kind: 'torn-line',
+          message: `line ${line}: torn last line (no trailing newline, not valid JSON); ignored`,
+        });
+      } else {
+        problems.push({
+          line,
+          kind: 'invalid-json',
+          message: `line ${line}: not valid JSON: ${parsed.error}`,
+        });
+        expectedSeq++; // the broken line still held one event
+      }
+      continue;
+    }
+    const raw = parsed.value;
+    const seq = typeof raw === 'object' && raw !== null ? (raw as { seq?: unknown }).seq : undefined;
+    if (typeof seq === 'number' && Number.isSafeInteger(seq)) {
+      if (seq !== expectedSeq) {
+        problems.push({
+          line,
+          kind: 'seq-gap',
+          message: `line ${line}: seq ${seq} where ${expectedSeq} was expected`,
+        });
+      }
+      expectedSeq = seq + 1;
+    } else {
+      expectedSeq++;
+    }
+    try {
+      assertLossless(raw);
+      assertReservedEmpty(raw, version);
+    } catch (err) {
+      const kind = err instanceof ReservedFieldError ? 'reserved-field' : 'not-lossless';
+      problems.push({
+        line,
+        kind,
+        message: `line ${line}: ${err instanceof Error ? err.message : String(err)}`,
+      });
+      continue;
+    }
+    const result = schema.safeParse(raw);
+    if (!result.success) {
+      const type = typeof raw === 'object' && raw !== null ? (raw as { type?: unknown }).type : undefined;
+      const what = typeof type === 'string' ? `invalid ${type} event` : 'invalid event';
+      problems.push({
+        line,
+        kind: 'invalid-event',
+        message: `line ${line}: ${what} (v${version}): ${describeSchemaIssue(result.error)}`,
+      });
+      continue;
+    }
+    events.push(result.data);
+  }
+  return { events, problems };
+}
+
+function readHeader<V extends FormatVersion>(version: V, raw: unknown): HeaderOf<V> {
+  try {
+    return validateHeaderWith(formats[version].header, raw) as HeaderOf<V>;
+  } catch (err) {
+    if (isOdaError(err)) throw readError(err.message, err);
+    throw err;
+  }
+}
+
+/**
+ * Reads a JSONL chat log (line 1 the header, then one event per line) through the schemas of the
+ * version its header names. Throws when the header is missing, invalid or of an unknown version;
+ * problems with event lines are returned, and those lines are left out of `events`.
+ */
+export function readLogText(text: string): ReadLog {
+  const { lines, complete } = splitLines(text);
+  const first = lines[0];
+  if (first === undefined || first.trim() === '') throw readError('chat log has no header line');
+  const parsed = parseJson(first);
+  if (!parsed.ok) throw readError(`chat log header (line 1) is not valid JSON: ${parsed.error}`);
+  const raw = parsed.value;
+  const version =
+    typeof raw === 'object' && raw !== null ? (raw as { version?: unknown }).version : undefined;
+  if (!isKnownVersion(version)) throw unsupported(version);
+  switch (version) {
+    case 0:
+      return { version, header: readHeader(0, raw), ...readEvents(0, formats[0].event, lines, complete) };
+    case 1:
+      return { version, header: readHeader(1, raw), ...readEvents(1, formats[1].event, lines, complete) };
+    case 2:
+      return { version, header: readHeader(2, raw), ...readEvents(2, formats[2].event, lines, complete) };
+    case 3:
+      return { version, header: readHeader(3, raw), ...readEvents(3, formats[3].event, lines, complete) };
+    case 4:
+      return { version, header: readHeader(4, raw), ...readEvents(4, formats[4].event, lines, complete) };
+  }
+}
+
+function parseLog<V extends FormatVersion>(version: V, header: unknown, events: readonly unknown[]) {
+  const schemas = formats[version];
+  return {
+    header: schemas.header.parse(header) as HeaderOf<V>,
+    events: events.map((e) => schemas.event.parse(e) as EventOf<V>),
+  };
+}
+
+/**
+ * Converts a log of `version` to the current format, one version step at a time. The input is
+ * parsed through its version's schemas first, and the result through the current ones.
+ */
+export function upgradeToCurrent(
+  version: FormatVersion,
+  header: unknown,
+  events: readonly unknown[],
+): Log<Header, Event> {
+  let log: Log<Header, Event>;
+  switch (version) {
+    case 0:
+      log = upgradeV3(upgradeV2(upgradeV1(upgradeV0(parseLog(0, header, events)))));
+      break;
+    case 1:
+      log = upgradeV3(upgradeV2(upgradeV1(parseLog(1, header, events))));
+      break;
+    case 2:
+      log = upgradeV3(upgradeV2(parseLog(2, header, events)));
+      break;
+    case 3:
+      log = upgradeV3(parseLog(3, header, events));
+      break;
+    case 4:
+      log = parseLog(4, header, events);
+      break;
+    default:
+      throw unsupported(version);
+  }
+  const checked = log.events.map((e) => {
+    assertReservedEmpty(e);
+    return formats[CURRENT_VERSION].event.parse(e);
+  });
+  return { header: validateHeader(log.header), events: checked };
+}
+
+/** The path of the converted generation beside `path`: `<name>.v4.jsonl`. */
+export function besidePath(path: string): string {
+  const name = basename(path).replace(/\.jsonl$/, '');
+  return join(dirname(path), `${name}.v${CURRENT_VERSION}.jsonl`);
+}
+
+/** The JSONL text of a log: one line per record, each ending with a newline. */
+export function logToText(log: Log<Header, Event>): string {
+  return [log.header, ...log.events].map((r) => `${JSON.stringify(r)}\n`).join('');
+}
+
+async function existingGeneration(target: string, id: string): Promise<boolean> {
+  let text: string;
+  try {
+    text = await readFile(target, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+  const nl = text.indexOf('\n');
+  const first = parseJson(nl === -1 ? text : text.slice(0, nl));
+  const head = first.ok ? (first.value as { version?: unknown; id?: unknown } | null) : null;
+  if (head?.version !== CURRENT_VERSION || head.id !== id) {
+    throw readError(`${basename(target)} exists but is not the v${CURRENT_VERSION} generation of chat ${id}`);
+  }
+  return true;
+}
+
+/**
+ * Converts an older log file and writes the converted generation beside it as `<name>.v4.jsonl`
+ * (never over the original; when that file is already there it is kept). Returns the path of the
+ * current-version file: `path` itself when the log is already current.
+ */
+export async function convertFileBeside(path: string): Promise<string> {
+  const read = readLogText(await readFile(path, 'utf8'));
+  if (read.version === CURRENT_VERSION) return path;
+  const blocking = read.problems.filter((p) => BLOCKING_PROBLEMS.has(p.kind));
+  if (blocking.length > 0) {
+    const detail = blocking.map((p) => p.message).join('; ');
+    throw readError(`cannot convert chat log ${basename(path)} from v${read.version}: ${detail}`);
+  }
+  const target = besidePath(path);
+  if (await existingGeneration(target, read.header.id)) return target;
+  const text = logToText(upgradeToCurrent(read.version, read.header, read.events));
+  // write a private temp file, then link it into place: link never replaces an existing file
+  const tmp = `${target}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
+  const fh = await open(tmp, 'wx');
+  try {
+    await fh.writeFile(text, 'utf8');
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  try {
+    await link(tmp, target);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    await existingGeneration(target, read.header.id);
+  } finally {
+    await unlink(tmp);
+  }
+  return target;
+}
