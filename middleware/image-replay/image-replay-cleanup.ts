@@ -1,0 +1,55 @@
+/**
+ * The image replay clean-up (SPEC section 4, last bullet; seed 001): images and media references
+ * the model already processed in older turns are not sent again, so repeated image payloads and
+ * stale references stop breaking prompt caches. View-only (the client's history and the chat log
+ * keep everything), independent of the cache TTL, and idempotent.
+ */
+import type { RequestView, TextSlot } from '../../providers/request-view.ts';
+import { removeMediaReferences } from './media-references.ts';
+import { replayCutoff } from './replay-cutoff.ts';
+
+/** What replaces an image the model already processed. */
+export const IMAGE_REMOVED_TEXT = '[image data removed - already processed by model]';
+
+export interface ImageReplayCleanupResult {
+  imagesRemoved: number;
+  referencesRemoved: number;
+}
+
+/**
+ * Keeps the `keepTurns` newest completed turns and the current turn byte for byte; before them,
+ * in user messages and tool results, replaces image parts by IMAGE_REMOVED_TEXT and media
+ * references by MEDIA_REFERENCE_REMOVED_TEXT. Assistant and system messages are never touched.
+ */
+export function imageReplayCleanup(view: RequestView, keepTurns = 3): ImageReplayCleanupResult {
+  const messages = view.messages();
+  const cutoff = replayCutoff(messages, keepTurns);
+  if (cutoff === 0) return { imagesRemoved: 0, referencesRemoved: 0 };
+
+  const slots: TextSlot[] = [];
+  for (const message of messages) {
+    if (message.index < cutoff && (message.role === 'user' || message.role === 'tool'))
+      slots.push(...message.texts);
+  }
+  for (const result of view.toolResults()) {
+    if (result.messageIndex < cutoff) slots.push(...result.texts);
+  }
+  let referencesRemoved = 0;
+  for (const slot of slots) {
+    const { text, removed } = removeMediaReferences(slot.text);
+    if (removed === 0) continue;
+    slot.set(text);
+    referencesRemoved += removed;
+  }
+
+  const roles = new Map(messages.map((message) => [message.index, message.role]));
+  let imagesRemoved = 0;
+  for (const image of view.images()) {
+    if (image.messageIndex >= cutoff) continue;
+    const role = roles.get(image.messageIndex);
+    if (role !== 'user' && role !== 'tool') continue;
+    image.replaceWithText(IMAGE_REMOVED_TEXT);
+    imagesRemoved += 1;
+  }
+  return { imagesRemoved, referencesRemoved };
+}

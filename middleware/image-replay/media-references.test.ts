@@ -1,0 +1,30 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MEDIA_REFERENCE_REMOVED_TEXT as R, removeMediaReferences } from './media-references.ts';
+
+describe('removeMediaReferences', () => {
+  const cases: Array<[string, string, number]> = [
+    ['see [media attached: /m/a.png (image/png) | /m/a.png] ok', `see ${R} ok`, 1],
+    ['[media attached 1/2: a.png]\n[media attached 2/2: b.png]', `${R}\n${R}`, 2],
+    ['[MEDIA ATTACHED: C:\\inbound\\file.jpg (image/jpeg)]', R, 1],
+    ['[Image: source: /tmp/x.jpg] what is it', `${R} what is it`, 1],
+    ['[Image:source:https://x/y.png]', R, 1],
+    ['file media://inbound/abc.jpg here', `file ${R} here`, 1],
+    ['(media://inbound/abc.jpg)\tnext', `(${R}\tnext`, 1],
+    // A reference inside a bracketed one goes with it, once.
+    ['[media attached: media://inbound/q.png]', R, 1],
+    // An unclosed bracket does not swallow the following lines; the URI on its own still goes.
+    ['[media attached: oops\nmedia://inbound/x rest', `[media attached: oops\n${R} rest`, 1],
+    [
+      'no references, [Image] and media://outbound/x stay',
+      'no references, [Image] and media://outbound/x stay',
+      0,
+    ],
+  ];
+  for (const [input, output, count] of cases) {
+    test(JSON.stringify(input), () => {
+      assert.deepEqual(removeMediaReferences(input), { text: output, removed: count });
+      assert.deepEqual(removeMediaReferences(output), { text: output, removed: 0 });
+    });
+  }
+});
