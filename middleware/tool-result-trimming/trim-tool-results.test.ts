@@ -201,14 +201,12 @@ for (const format of formats) {
       const view = format.view(body);
       trimToolResults(view, cfg, 'threshold');
       const strip = (v: RequestView) =>
-        v
-          .toolResults()
-          .map((r) => ({
-            callId: r.callId,
-            isError: r.isError,
-            toolName: r.toolName,
-            images: r.images.map((i) => i.path),
-          }));
+        v.toolResults().map((r) => ({
+          callId: r.callId,
+          isError: r.isError,
+          toolName: r.toolName,
+          images: r.images.map((i) => i.path),
+        }));
       assert.deepEqual(strip(view), strip(before));
       assert.deepEqual(
         view.images().map((i) => i.source),
