@@ -2,8 +2,9 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { WIRE_FORMATS, viewOf, wireBody, type ChatStep } from './build-wire-chat.ts';
 import { prunableRange, prunableToolResults } from './prunable-range.ts';
+import type { ToolNameRules } from './tool-name-filter.ts';
 
-const noRules = { allow: [], deny: [] };
+const noRules: ToolNameRules = { allow: [], deny: [] };
 
 function call(id: string, name = 'read_file'): ChatStep {
   return { kind: 'assistant', calls: [{ id, name }] };
