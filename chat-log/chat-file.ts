@@ -8,6 +8,8 @@ import type { FileHandle } from 'node:fs/promises';
 import { OdaError } from '../lib/errors.ts';
 import { header as headerSchema, VERSION, type Header } from './format/v4.ts';
 import { parseEventLine } from './event-batch.ts';
+import { besidePath, convertFileBeside } from './convert.ts';
+import { isKnownVersion } from './format/index.ts';
 
 /** What the file store keeps in memory per open chat. */
 export interface ChatFile {
@@ -170,12 +172,25 @@ export async function openV4File(id: string, path: string, now: number): Promise
 }
 
 /**
- * Opens a chat's log at `path`, whatever version wrote it. Undefined when the chat does not exist.
+ * Opens a chat's log at `path`, whatever version wrote it: an older log is converted once, its
+ * converted generation saved beside it (`besidePath`), and that generation is the chat's file from
+ * then on; the original is never written. Undefined when the chat does not exist.
  */
 export async function openChatFile(id: string, path: string, now: number): Promise<ChatFile | undefined> {
   const first = await readFirstLine(path);
   if (first === undefined) return undefined;
   const version = headerVersion(first);
   if (version === VERSION) return openV4File(id, path, now);
-  throw new OdaError('ODA_ERR_LOG_READ', 500, `chat log ${id} has unknown format version ${String(version)}`);
+  if (!isKnownVersion(version)) {
+    throw new OdaError(
+      'ODA_ERR_LOG_READ',
+      500,
+      `chat log ${id} has unsupported format version ${String(version)}`,
+    );
+  }
+  const beside = besidePath(path);
+  const converted =
+    (await openV4File(id, beside, now)) ?? (await openV4File(id, await convertFileBeside(path), now));
+  if (!converted) throw damaged(id, 'the converted generation vanished');
+  return converted;
 }

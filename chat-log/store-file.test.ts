@@ -378,3 +378,72 @@ describe('FileLogBackend: checkpoints, locks, ping', () => {
     assert.equal(await new FileLogBackend({ dataDir: file }).ping(), false);
   });
 });
+
+describe('FileLogBackend: older format versions', () => {
+  const v3Log = [
+    { version: 3, id: 'old', createdAt: T0 },
+    { seq: 0, at: T0 + 1, type: 'message', role: 'user', content: [{ kind: 'text', text: 'run ls' }] },
+    {
+      seq: 1,
+      at: T0 + 2,
+      type: 'request',
+      requestId: 'r1',
+      format: 'openai',
+      provider: 'p',
+      model: 'm',
+      settings: {},
+      tools: [],
+      notes: [{ callId: 'call_1', failed: false, content: [{ kind: 'text', text: 'a.txt' }] }],
+    },
+  ]
+    .map((r) => JSON.stringify(r) + '\n')
+    .join('');
+
+  test('a v3 log is converted when opened; the converted generation is saved beside it and used from then on', async () => {
+    const { store, dataDir } = setup();
+    const chats = path.join(dataDir, 'chats');
+    fs.mkdirSync(chats, { recursive: true });
+    const original = path.join(chats, 'old.jsonl');
+    fs.writeFileSync(original, v3Log);
+    const header = await store.header('old');
+    assert.equal(header?.version, 4);
+    assert.equal(header?.id, 'old');
+    const converted = path.join(chats, 'old.v4.jsonl');
+    assert.ok(fs.existsSync(converted), 'converted generation beside the original');
+    const events = await store.read('old', 0);
+    assert.ok(
+      events.some((e) => e.type === 'message' && e.role === 'tool'),
+      'notes became tool messages',
+    );
+    assert.deepEqual(
+      events.map((e) => e.seq),
+      events.map((_, i) => i),
+    );
+    const [added] = await store.append('old', [say('next')], T0 + 10);
+    assert.equal(added?.seq, events.length);
+    assert.equal(fs.readFileSync(original, 'utf8'), v3Log, 'the original is never written');
+    assert.match(fs.readFileSync(converted, 'utf8'), /"next"/);
+
+    const fresh = new FileLogBackend({ dataDir });
+    assert.equal(await fresh.count('old'), events.length + 1, 'a new process keeps using the converted file');
+    assert.deepEqual(
+      (await fresh.list()).map((c) => [c.id, c.eventCount]),
+      [['old', events.length + 1]],
+    );
+    assert.equal(await fresh.create(hdr('old')), 'exists');
+  });
+
+  test('an unknown version is refused', async () => {
+    const { store, dataDir } = setup();
+    fs.mkdirSync(path.join(dataDir, 'chats'), { recursive: true });
+    fs.writeFileSync(
+      path.join(dataDir, 'chats', 'future.jsonl'),
+      JSON.stringify({ version: 9, id: 'future', createdAt: 0 }) + '\n',
+    );
+    await assert.rejects(
+      store.count('future'),
+      rejectsWith(500, 'ODA_ERR_LOG_READ', /unsupported format version 9/),
+    );
+    assert.deepEqual(await store.list(), []);
+  });
+});

@@ -1,0 +1,238 @@
+/**
+ * The in-memory read models of the chats in use. A chat's models are loaded on first use (from
+ * fitting checkpoints, else from the log), then caught up by reading only the events after their
+ * position, under a per-chat mutex so each event is folded exactly once and in order. States are
+ * replaced, never modified, so a ChatState handed out earlier never changes under its holder.
+ * Everything goes through LogBackend, so a shared backend (Redis) works unchanged: catching up
+ * before every use is what shows a replica the events other replicas appended.
+ */
+import type { LogBackend } from './store.ts';
+import type { Event, Header } from './format/v4.ts';
+import { KeyedMutex } from './keyed-mutex.ts';
+import { loadCheckpoint, saveCheckpoint } from './checkpoints.ts';
+import {
+  chatModelKeys,
+  chatReadModels,
+  type ChatModelKey,
+  type ChatModelStates,
+} from './read-models/chat-read-models.ts';
+
+/** A chat's header and read models, as of `position`. Immutable. */
+export interface ChatState extends Readonly<ChatModelStates> {
+  readonly id: string;
+  readonly header: Header;
+  /** Seq of the last event the models account for; -1 for an empty chat. */
+  readonly position: number;
+  /** Number of events accounted for (position + 1). */
+  readonly count: number;
+}
+
+interface Entry {
+  id: string;
+  header: Header;
+  position: number;
+  /** The event at `position` (anchors checkpoints); undefined when not read in this process. */
+  last: Event | undefined;
+  states: ChatModelStates;
+  /** Position of the last checkpoint saved (or loaded) for every model. */
+  savedPosition: number;
+}
+
+export interface ChatModelsOptions {
+  backend: LogBackend;
+  build: string;
+  /** Save checkpoints once this many events were folded since the last save. */
+  checkpointEvery: number;
+  /** Chats kept in memory; the least recently used beyond this are dropped (checkpointed first). */
+  maxChats: number;
+}
+
+const PAGE = 1000;
+
+function applyTo<K extends ChatModelKey>(key: K, states: ChatModelStates, event: Event): void {
+  states[key] = chatReadModels[key].apply(states[key], event);
+}
+
+function initialStates(): ChatModelStates {
+  return {
+    messages: chatReadModels.messages.initial(),
+    decisions: chatReadModels.decisions.initial(),
+    cacheClock: chatReadModels.cacheClock.initial(),
+    totals: chatReadModels.totals.initial(),
+  };
+}
+
+export class ChatModels {
+  private readonly opts: ChatModelsOptions;
+  private readonly mutex = new KeyedMutex();
+  private readonly entries = new Map<string, Entry>();
+  private readonly saving = new Set<Promise<void>>();
+
+  constructor(opts: ChatModelsOptions) {
+    this.opts = opts;
+  }
+
+  /** The chat's current state (loaded and caught up); undefined when the chat does not exist. */
+  async state(id: string): Promise<ChatState | undefined> {
+    return this.mutex.run(id, async () => {
+      let entry = this.entries.get(id);
+      if (!entry) {
+        entry = await this.load(id);
+        if (!entry) return undefined;
+      } else {
+        await this.catchUp(entry);
+      }
+      this.remember(entry);
+      this.maybeCheckpoint(entry);
+      return stateOf(entry);
+    });
+  }
+
+  /** Folds events just appended into the chat's models, when they are in memory. */
+  async appended(id: string, stored: readonly Event[]): Promise<void> {
+    const first = stored[0];
+    const lastNew = stored[stored.length - 1];
+    if (!first || !lastNew) return;
+    await this.mutex.run(id, async () => {
+      const entry = this.entries.get(id);
+      if (!entry) return;
+      if (first.seq === entry.position + 1) this.fold(entry, stored, undefined);
+      else if (lastNew.seq > entry.position) await this.catchUp(entry);
+      this.maybeCheckpoint(entry);
+    });
+  }
+
+  /** Saves every state not yet checkpointed and waits for all saves. */
+  async flush(): Promise<void> {
+    for (const entry of this.entries.values()) this.checkpoint(entry);
+    await this.settled();
+  }
+
+  /** Resolves once the saves started so far are done. */
+  async settled(): Promise<void> {
+    while (this.saving.size > 0) await Promise.all([...this.saving]);
+  }
+
+  private async load(id: string): Promise<Entry | undefined> {
+    const { backend, build } = this.opts;
+    const header = await backend.header(id);
+    if (!header) return undefined;
+    const count = await backend.count(id);
+    const states = initialStates();
+    const positions = {} as Record<ChatModelKey, number>;
+    for (const key of chatModelKeys) {
+      positions[key] = await this.loadOne(key, id, count, states);
+    }
+    const entry: Entry = {
+      id,
+      header,
+      position: Math.min(...chatModelKeys.map((k) => positions[k])),
+      last: undefined,
+      states,
+      savedPosition: 0,
+    };
+    entry.savedPosition = entry.position;
+    // Models restored from checkpoints of different positions catch up together from the oldest.
+    await this.readFrom(entry, positions);
+    return entry;
+  }
+
+  private async loadOne<K extends ChatModelKey>(
+    key: K,
+    id: string,
+    count: number,
+    states: ChatModelStates,
+  ): Promise<number> {
+    const loaded = await loadCheckpoint(this.opts.backend, id, chatReadModels[key], this.opts.build, count);
+    if (!loaded.ok) return -1;
+    states[key] = loaded.state;
+    return loaded.position;
+  }
+
+  private async catchUp(entry: Entry): Promise<void> {
+    const count = await this.opts.backend.count(entry.id);
+    if (count - 1 < entry.position) {
+      // The log is shorter than what the models account for: they describe another log. Rebuild.
+      entry.states = initialStates();
+      entry.position = -1;
+      entry.last = undefined;
+      entry.savedPosition = -1;
+    }
+    if (count - 1 > entry.position) await this.readFrom(entry, undefined);
+  }
+
+  /** Reads and folds every event after the entry's position, page by page, to the end of the log. */
+  private async readFrom(entry: Entry, positions: Record<ChatModelKey, number> | undefined): Promise<void> {
+    for (;;) {
+      const page = await this.opts.backend.read(entry.id, entry.position + 1, PAGE);
+      if (page.length === 0) return;
+      this.fold(entry, page, positions);
+      if (page.length < PAGE) return;
+    }
+  }
+
+  /** Applies events (in seq order, starting right after the entry's position) to fresh states. */
+  private fold(
+    entry: Entry,
+    events: readonly Event[],
+    positions: Record<ChatModelKey, number> | undefined,
+  ): void {
+    const next = { ...entry.states };
+    for (const e of events) {
+      if (e.seq !== entry.position + 1) continue; // already folded
+      for (const key of chatModelKeys) {
+        if (!positions || e.seq > positions[key]) applyTo(key, next, e);
+      }
+      entry.position = e.seq;
+      entry.last = e;
+    }
+    entry.states = next;
+  }
+
+  private maybeCheckpoint(entry: Entry): void {
+    if (entry.position - entry.savedPosition >= this.opts.checkpointEvery) this.checkpoint(entry);
+  }
+
+  /** Starts saving the entry's states when they moved since the last save. */
+  private checkpoint(entry: Entry): void {
+    const { position, states, last } = entry;
+    if (position <= entry.savedPosition || last?.seq !== position) return;
+    const previous = entry.savedPosition;
+    entry.savedPosition = position;
+    const { backend, build } = this.opts;
+    const save = Promise.all(
+      chatModelKeys.map((key) =>
+        saveCheckpoint(backend, entry.id, chatReadModels[key], build, states[key], last),
+      ),
+    ).then(
+      () => undefined,
+      () => {
+        // A checkpoint is only a shortcut; a failed save is retried at the next occasion.
+        if (entry.savedPosition === position) entry.savedPosition = previous;
+      },
+    );
+    this.saving.add(save);
+    void save.finally(() => this.saving.delete(save));
+  }
+
+  /** Marks the entry most recently used and drops the least recently used beyond the limit. */
+  private remember(entry: Entry): void {
+    this.entries.delete(entry.id);
+    this.entries.set(entry.id, entry);
+    for (const [id, old] of this.entries) {
+      if (this.entries.size <= this.opts.maxChats) break;
+      this.checkpoint(old);
+      this.entries.delete(id);
+    }
+  }
+}
+
+function stateOf(entry: Entry): ChatState {
+  return Object.freeze({
+    id: entry.id,
+    header: entry.header,
+    position: entry.position,
+    count: entry.position + 1,
+    ...entry.states,
+  });
+}

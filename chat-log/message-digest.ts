@@ -1,0 +1,31 @@
+/**
+ * The digest of a logged message, used to compare a request's incoming history with the log: the
+ * sha256 of the canonical JSON (sorted keys) of its role and content, with images named by the
+ * sha256 of their bytes (or their URL), so the same image sent again digests the same.
+ */
+import { canonicalJson, sha256Hex } from './canonical-json.ts';
+import type { ContentPart, MessageEvent } from './format/v4.ts';
+
+/** A message as the log holds it: a role and v4 content parts. */
+export type LogMessage = Pick<MessageEvent, 'role' | 'content'>;
+
+type ImagePart = Extract<ContentPart, { kind: 'image' }>;
+
+function canonicalImage(p: ImagePart): unknown {
+  return p.attachment
+    ? { kind: 'image', sha256: p.attachment.sha256 }
+    : { kind: 'image', url: p.url ?? null };
+}
+
+function canonicalPart(p: ContentPart): unknown {
+  if (p.kind === 'image') return canonicalImage(p);
+  if (p.kind === 'tool-result') {
+    return { ...p, content: p.content.map((c) => (c.kind === 'image' ? canonicalImage(c) : c)) };
+  }
+  return p;
+}
+
+/** sha256 (hex) of the canonical JSON of a message's role and content. */
+export function messageDigest(message: LogMessage): string {
+  return sha256Hex(canonicalJson({ role: message.role, content: message.content.map(canonicalPart) }));
+}

@@ -1,0 +1,27 @@
+/**
+ * The read models every chat keeps, by the key the chat state exposes them under. Adding one here
+ * is all it takes for ChatLog to fold, checkpoint and (when public) snapshot it.
+ */
+import type { ReadModel } from './read-model.ts';
+import { messagesModel, type MessagesState } from './messages.ts';
+import { decisionsModel, type DecisionsState } from './decisions.ts';
+import { cacheClockModel, type CacheClockState } from './cache-clock.ts';
+import { totalsModel, type TotalsState } from './totals.ts';
+
+export interface ChatModelStates {
+  messages: MessagesState;
+  decisions: DecisionsState;
+  cacheClock: CacheClockState;
+  totals: TotalsState;
+}
+
+export type ChatModelKey = keyof ChatModelStates;
+
+export const chatReadModels: { readonly [K in ChatModelKey]: ReadModel<ChatModelStates[K]> } = {
+  messages: messagesModel,
+  decisions: decisionsModel,
+  cacheClock: cacheClockModel,
+  totals: totalsModel,
+};
+
+export const chatModelKeys = Object.keys(chatReadModels) as ChatModelKey[];

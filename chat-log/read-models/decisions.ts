@@ -1,0 +1,85 @@
+/**
+ * Internal read model: the gateway's recorded decisions, replayed on every later request of the
+ * chat: tool-result trims (by `callId:part`), images set aside (by image key), and the projection
+ * of the latest cache-TTL pruning pass.
+ */
+import { z } from 'zod';
+import type { ReadModel } from './read-model.ts';
+
+const int = z.number().int().nonnegative();
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
+
+const trimDecision = z.strictObject({
+  seq: int,
+  requestId: z.string(),
+  callId: z.string(),
+  part: int,
+  digest: sha256,
+  originalChars: int,
+  headChars: int,
+  tailChars: int,
+  trigger: z.enum(['threshold', 'overflow']),
+});
+const setAsideDecision = z.strictObject({
+  seq: int,
+  requestId: z.string(),
+  key: sha256,
+  ordinal: int,
+  note: z.string(),
+  round: int,
+});
+const pruningDecision = z.strictObject({
+  seq: int,
+  at: int,
+  requestId: z.string(),
+  projection: z.array(
+    z.strictObject({ callId: z.string(), action: z.enum(['soft', 'cleared']), digest: sha256 }),
+  ),
+});
+const decisionsState = z.strictObject({
+  trims: z.record(z.string(), trimDecision),
+  setAside: z.record(z.string(), setAsideDecision),
+  pruning: pruningDecision.nullable(),
+});
+
+export type TrimDecision = z.infer<typeof trimDecision>;
+export type SetAsideDecision = z.infer<typeof setAsideDecision>;
+export type PruningDecision = z.infer<typeof pruningDecision>;
+export type DecisionsState = z.infer<typeof decisionsState>;
+
+/** The key of a trim decision: the call id and the 0-based text part. */
+export const trimKey = (callId: string, part: number): string => `${callId}:${part}`;
+
+export const decisionsModel: ReadModel<DecisionsState> = {
+  name: 'decisions',
+  version: 1,
+  internal: true,
+  schema: decisionsState,
+  initial: () => ({ trims: {}, setAside: {}, pruning: null }),
+  apply(state, e) {
+    switch (e.type) {
+      case 'tool-result-trimmed': {
+        const { seq, requestId, callId, part, digest, originalChars, headChars, tailChars, trigger } = e;
+        const trim = { seq, requestId, callId, part, digest, originalChars, headChars, tailChars, trigger };
+        return { ...state, trims: { ...state.trims, [trimKey(callId, part)]: trim } };
+      }
+      case 'image-set-aside': {
+        // The first decision for an image stands: setting aside is permanent and its note never changes.
+        if (Object.hasOwn(state.setAside, e.key)) return state;
+        const { seq, requestId, key, ordinal, note, round } = e;
+        return {
+          ...state,
+          setAside: { ...state.setAside, [key]: { seq, requestId, key, ordinal, note, round } },
+        };
+      }
+      case 'pruning':
+        // Each pass leaves the projection replayed until the next pass.
+        return {
+          ...state,
+          pruning: { seq: e.seq, at: e.at, requestId: e.requestId, projection: e.projection },
+        };
+      default:
+        return state;
+    }
+  },
+};

@@ -1,0 +1,36 @@
+/**
+ * Internal read model: the ordered digests of the logged conversation messages (roles user, model,
+ * tool, developer) with their seq, so the gateway can tell which incoming messages are new and
+ * where a history diverges from the log.
+ */
+import { z } from 'zod';
+import type { ReadModel } from './read-model.ts';
+import { messageDigest } from '../message-digest.ts';
+
+const conversationRole = z.enum(['user', 'model', 'tool', 'developer']);
+
+export const loggedMessage = z.strictObject({
+  seq: z.number().int().nonnegative(),
+  role: conversationRole,
+  digest: z.string().regex(/^[0-9a-f]{64}$/),
+});
+export type LoggedMessage = z.infer<typeof loggedMessage>;
+
+const messagesState = z.strictObject({ messages: z.array(loggedMessage) });
+export type MessagesState = z.infer<typeof messagesState>;
+
+export const messagesModel: ReadModel<MessagesState> = {
+  name: 'messages',
+  version: 1,
+  internal: true,
+  schema: messagesState,
+  initial: () => ({ messages: [] }),
+  apply(state, event) {
+    if (event.type !== 'message') return state;
+    const role = conversationRole.safeParse(event.role);
+    if (!role.success) return state;
+    return {
+      messages: [...state.messages, { seq: event.seq, role: role.data, digest: messageDigest(event) }],
+    };
+  },
+};

@@ -1,0 +1,31 @@
+/**
+ * A read model: a small value built from a chat's log by a pure reducer, so it can be kept in
+ * memory, caught up with new events, and saved as a checkpoint (its state is plain JSON).
+ */
+import type { z } from 'zod';
+import type { Event } from '../format/v4.ts';
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+export interface ReadModel<S> {
+  /** Stable name: the snapshot key and the checkpoint name (with the version). */
+  readonly name: string;
+  /** Bumped whenever `apply` or the state's shape changes, so old checkpoints are not reused. */
+  readonly version: number;
+  /** Internal models serve the gateway only and are left out of snapshots. */
+  readonly internal: boolean;
+  /** Checks a state read back from a checkpoint (an edge: the file may be anything). */
+  readonly schema: z.ZodType<S>;
+  initial(): S;
+  /** The state after `event`; must not modify `state`. */
+  apply(state: S, event: Event): S;
+  /** The public value of a state; the state itself when absent. */
+  view?(state: S): Json;
+}
+
+/** Folds events into a state, in order. */
+export function fold<S>(model: ReadModel<S>, state: S, events: readonly Event[]): S {
+  let s = state;
+  for (const e of events) s = model.apply(s, e);
+  return s;
+}
