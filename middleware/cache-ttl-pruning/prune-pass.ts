@@ -101,7 +101,10 @@ export function prunePass(
   const entries: PruningProjectionEntry[] = [];
   let soft = 0;
   let cleared = 0;
-  for (const [callId, action] of actions) {
+  // In message order, whichever phase touched a result first.
+  for (const callId of digests.keys()) {
+    const action = actions.get(callId);
+    if (!action) continue;
     if (action === 'soft') soft += 1;
     else cleared += 1;
     entries.push({ callId, action, digest: digests.get(callId) ?? '' });

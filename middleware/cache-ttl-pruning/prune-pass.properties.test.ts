@@ -1,0 +1,225 @@
+/**
+ * Property tests of the pruning pass and its replay over random chats in both wire formats.
+ */
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import {
+  WIRE_FORMATS,
+  viewOf,
+  wireBody,
+  type ChatStep,
+  type ToolPart,
+  type WireFormat,
+} from './build-wire-chat.ts';
+import { IMAGE_PRUNED_TEXT } from './edit-tool-result.ts';
+import { estimateChars } from './estimate.ts';
+import type { PruningSettings } from './gate.ts';
+import { prunableToolResults } from './prunable-range.ts';
+import { prunePass } from './prune-pass.ts';
+import { applyProjection, replayProjection } from './replay-projection.ts';
+
+type Obj = Record<string, unknown>;
+
+const text = fc
+  .array(fc.constantFrom('a', 'Z', ' ', '\n', '漢', 'か', '한', '😀', 'é', '{'), {
+    minLength: 1,
+    maxLength: 30,
+  })
+  .chain((units) => fc.integer({ min: 0, max: 60 }).map((k) => units.join('').repeat(k)));
+const part: fc.Arbitrary<ToolPart> = fc.oneof(
+  { weight: 5, arbitrary: text.map((t) => ({ text: t })) },
+  { weight: 1, arbitrary: fc.constant({ image: true as const }) },
+);
+const content = fc.oneof(text, fc.array(part, { maxLength: 4 }));
+const turn = fc.record({
+  user: fc.option(text, { nil: undefined }),
+  say: fc.option(text, { nil: undefined }),
+  calls: fc.array(
+    fc.record({ name: fc.constantFrom('read_file', 'Exec', 'grep', 'mcp__fs__read'), content }),
+    { maxLength: 3 },
+  ),
+});
+
+/** A random agent chat: optional bootstrap reads, then turns of user text, calls and results. */
+const chat: fc.Arbitrary<ChatStep[]> = fc
+  .record({
+    boot: fc.array(content, { maxLength: 2 }),
+    turns: fc.array(turn, { maxLength: 7 }),
+    final: fc.boolean(),
+  })
+  .map(({ boot, turns, final }) => {
+    const steps: ChatStep[] = [];
+    boot.forEach((c, i) => {
+      steps.push({ kind: 'assistant', calls: [{ id: `boot${i}`, name: 'read_file' }] });
+      steps.push({ kind: 'tool', id: `boot${i}`, content: c });
+    });
+    turns.forEach((t, i) => {
+      if (t.user !== undefined) steps.push({ kind: 'user', text: t.user });
+      const calls = t.calls.map((c, j) => ({ id: `c${i}_${j}`, name: c.name }));
+      steps.push({ kind: 'assistant', ...(t.say !== undefined ? { text: t.say } : {}), calls });
+      t.calls.forEach((c, j) => steps.push({ kind: 'tool', id: `c${i}_${j}`, content: c.content }));
+    });
+    if (final) steps.push({ kind: 'assistant', text: 'done' });
+    return steps;
+  });
+
+/** Settings that may differ between passes; the trim shapes (softTrim, hardClear) are shared. */
+const thresholds: fc.Arbitrary<Thresholds> = fc.record({
+  keepLastAssistants: fc.nat(4),
+  softTrimRatio: fc.double({ min: 0, max: 0.6, noNaN: true }),
+  hardClearRatio: fc.double({ min: 0, max: 1, noNaN: true }),
+  minPrunableToolChars: fc.nat(3000),
+  tools: fc.record({
+    allow: fc.constantFrom<string[]>([], ['read*'], ['*'], ['GREP']),
+    deny: fc.constantFrom<string[]>([], ['exec'], ['*'], ['mcp__*']),
+  }),
+});
+const shapes: fc.Arbitrary<Shapes> = fc.record({
+  softTrim: fc.record({ maxChars: fc.nat(400), headChars: fc.nat(150), tailChars: fc.nat(150) }),
+  hardClear: fc.record({
+    enabled: fc.boolean(),
+    placeholder: fc.constantFrom('[Old tool result content cleared]', '', '[cleared 漢字]'),
+  }),
+});
+const window = fc.integer({ min: 50, max: 8000 });
+
+type Thresholds = Omit<PruningSettings, 'mode' | 'ttlMs' | 'softTrim' | 'hardClear'>;
+type Shapes = Pick<PruningSettings, 'softTrim' | 'hardClear'>;
+
+function settingsOf(t: Thresholds, s: Shapes): PruningSettings {
+  return { mode: 'cache-ttl', ttlMs: 300_000, ...t, ...s };
+}
+
+/** The body with every tool result's content removed: what pruning must never change. */
+function withoutToolResultContent(format: WireFormat, body: Obj): string {
+  const messages = Array.isArray(body.messages) ? (body.messages as unknown[]) : [];
+  const stripped = messages.map((m) => {
+    const message = m as Obj;
+    if (format === 'openai')
+      return message.role === 'tool' ? { role: 'tool', id: message.tool_call_id } : message;
+    if (!Array.isArray(message.content)) return message;
+    return {
+      ...message,
+      content: (message.content as Obj[]).map((b) => (b.type === 'tool_result' ? { id: b.tool_use_id } : b)),
+    };
+  });
+  return JSON.stringify({ ...body, messages: stripped });
+}
+
+function resultShapes(format: WireFormat, body: Obj) {
+  return viewOf(format, body)
+    .toolResults()
+    .map((r) => ({ callId: r.callId, messageIndex: r.messageIndex, isError: r.isError }));
+}
+
+function roles(format: WireFormat, body: Obj) {
+  return viewOf(format, body)
+    .messages()
+    .map((m) => [m.index, m.role]);
+}
+
+const runs = { numRuns: 150 };
+
+for (const format of WIRE_FORMATS) {
+  describe(`prunePass properties (${format})`, () => {
+    test('replaying the projection gives the pass output byte for byte, and replay is idempotent', () => {
+      const seen = { soft: 0, cleared: 0, images: 0 };
+      fc.assert(
+        fc.property(chat, thresholds, shapes, window, (steps, t, sh, w) => {
+          const s = settingsOf(t, sh);
+          const pruned = wireBody(format, steps);
+          const result = prunePass(viewOf(format, pruned), s, w);
+          if (result.soft > 0) seen.soft += 1;
+          if (result.cleared > 0) seen.cleared += 1;
+          if (JSON.stringify(pruned).includes(IMAGE_PRUNED_TEXT)) seen.images += 1;
+          const later = wireBody(format, steps);
+          assert.equal(
+            replayProjection(viewOf(format, later), result.projection, s),
+            result.projection.length,
+          );
+          assert.equal(JSON.stringify(later), JSON.stringify(pruned));
+          assert.equal(replayProjection(viewOf(format, later), result.projection, s), 0);
+          assert.equal(JSON.stringify(later), JSON.stringify(pruned));
+        }),
+        runs,
+      );
+      // The generated chats do exercise both actions and image replacement.
+      assert.ok(seen.soft > 0 && seen.cleared > 0 && seen.images > 0, JSON.stringify(seen));
+    });
+
+    test('touches only prunable tool results; other messages stay byte-identical', () => {
+      fc.assert(
+        fc.property(chat, thresholds, shapes, window, (steps, t, sh, w) => {
+          const s = settingsOf(t, sh);
+          const original = wireBody(format, steps);
+          const body = wireBody(format, steps);
+          const view = viewOf(format, body);
+          const prunable = new Set(prunableToolResults(view, s).map((r) => r.callId));
+          const result = prunePass(view, s, w);
+          assert.equal(withoutToolResultContent(format, body), withoutToolResultContent(format, original));
+          const projected = new Set(result.projection.map((e) => e.callId));
+          for (const id of projected) assert.ok(prunable.has(id), `${id} was not prunable`);
+          const before = viewOf(format, original).toolResults();
+          viewOf(format, body)
+            .toolResults()
+            .forEach((ref, i) => {
+              if (projected.has(ref.callId)) return;
+              assert.deepEqual(
+                ref.texts.map((x) => x.text),
+                before[i]?.texts.map((x) => x.text),
+              );
+              assert.equal(ref.images.length, before[i]?.images.length);
+            });
+        }),
+        runs,
+      );
+    });
+
+    test('never increases the size; keeps message count, order, roles and call ids; reports honestly', () => {
+      fc.assert(
+        fc.property(chat, thresholds, shapes, window, (steps, t, sh, w) => {
+          const s = settingsOf(t, sh);
+          const original = wireBody(format, steps);
+          const body = wireBody(format, steps);
+          const view = viewOf(format, body);
+          const charsBefore = estimateChars(view);
+          const result = prunePass(view, s, w);
+          const charsAfter = estimateChars(viewOf(format, body));
+          assert.ok(charsAfter <= charsBefore);
+          assert.ok(result.estimateAfter <= result.estimateBefore);
+          assert.equal(result.charsRemoved, charsBefore - charsAfter);
+          assert.equal((body.messages as unknown[]).length, (original.messages as unknown[]).length);
+          assert.deepEqual(roles(format, body), roles(format, original));
+          assert.deepEqual(resultShapes(format, body), resultShapes(format, original));
+          assert.equal(result.changed, JSON.stringify(body) !== JSON.stringify(original));
+          assert.equal(result.soft + result.cleared, result.projection.length);
+        }),
+        runs,
+      );
+    });
+
+    test('a pass on top of a replayed projection records a projection that replays to its output', () => {
+      fc.assert(
+        fc.property(chat, thresholds, thresholds, shapes, window, window, (steps, t1, t2, sh, w1, w2) => {
+          const s1 = settingsOf(t1, sh);
+          const s2 = settingsOf(t2, sh);
+          const first = prunePass(viewOf(format, wireBody(format, steps)), s1, w1);
+          const body = wireBody(format, steps);
+          const view = viewOf(format, body);
+          const replayed = applyProjection(view, first.projection, s2);
+          assert.deepEqual(replayed, first.projection);
+          const second = prunePass(view, s2, w2, replayed);
+          for (const entry of first.projection) {
+            const kept = second.projection.find((e) => e.callId === entry.callId);
+            assert.equal(kept?.digest, entry.digest);
+          }
+          const fresh = wireBody(format, steps);
+          replayProjection(viewOf(format, fresh), second.projection, s2);
+          assert.equal(JSON.stringify(fresh), JSON.stringify(body));
+        }),
+        runs,
+      );
+    });
+  });
+}
