@@ -54,12 +54,7 @@ function applyTo<K extends ChatModelKey>(key: K, states: ChatModelStates, event:
 }
 
 function initialStates(): ChatModelStates {
-  return {
-    messages: chatReadModels.messages.initial(),
-    decisions: chatReadModels.decisions.initial(),
-    cacheClock: chatReadModels.cacheClock.initial(),
-    totals: chatReadModels.totals.initial(),
-  };
+  return Object.fromEntries(chatModelKeys.map((key) => [key, chatReadModels[key].initial()])) as ChatModelStates;
 }
 
 export class ChatModels {

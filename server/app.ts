@@ -68,7 +68,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     registry: new ProviderRegistry(config.providers),
     upstream: new UpstreamClient(config.timeouts),
     chatLog,
-    chats: new ChatBinder(chatLog, config),
+    chats: new ChatBinder(chatLog, config, clock),
     sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
     random: deps.random ?? Math.random,
     passThroughCredentials,

@@ -9,6 +9,7 @@ import { OdaError } from '../lib/errors.ts';
 import type { CallContext } from '../middleware/call-context.ts';
 import { outgoingBytes } from '../middleware/call-context.ts';
 import { runPipeline } from '../middleware/pipeline.ts';
+import { imageOrdinals } from '../middleware/image-set-aside/index.ts';
 import { runRepairLoop } from '../middleware/repair-loop.ts';
 import { buildRepairs } from '../middleware/repairs.ts';
 import type { FormatAdapter, WireFormat } from '../providers/provider.ts';
@@ -88,6 +89,8 @@ export function modelCallHandler(app: AppContext, format: WireFormat) {
       headers: req.headers,
       decisions: binding.decisions,
       lastCacheTouchAt: binding.lastCacheTouchAt,
+      imageOrdinals: imageOrdinals(view),
+      describeImage: (image, key) => binding.describeImage(image, key),
       record: (events) => binding.record(events),
       effects: {
         trimmed: 0,

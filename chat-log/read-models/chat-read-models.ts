@@ -7,12 +7,14 @@ import { messagesModel, type MessagesState } from './messages.ts';
 import { decisionsModel, type DecisionsState } from './decisions.ts';
 import { cacheClockModel, type CacheClockState } from './cache-clock.ts';
 import { totalsModel, type TotalsState } from './totals.ts';
+import { toolsModel, type ToolsState } from './tools.ts';
 
 export interface ChatModelStates {
   messages: MessagesState;
   decisions: DecisionsState;
   cacheClock: CacheClockState;
   totals: TotalsState;
+  tools: ToolsState;
 }
 
 export type ChatModelKey = keyof ChatModelStates;
@@ -22,6 +24,7 @@ export const chatReadModels: { readonly [K in ChatModelKey]: ReadModel<ChatModel
   decisions: decisionsModel,
   cacheClock: cacheClockModel,
   totals: totalsModel,
+  tools: toolsModel,
 };
 
 export const chatModelKeys = Object.keys(chatReadModels) as ChatModelKey[];

@@ -1,0 +1,272 @@
+/**
+ * Binds a model call to its chat (SPEC sections 2 and 6): finds the chat id, creates the chat or
+ * branches it when the incoming history diverges from the log, appends only the messages the log
+ * does not have yet (and the request's settings), and hands the pipeline the chat's recorded
+ * decisions and cache clock. Later, it appends the response.
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { ChatLog, ChatState, LogMessage } from '../chat-log/chat-log.ts';
+import { describeImage, decodeImageSource } from '../chat-log/attachments.ts';
+import type { Event, NewEvent, ToolRef } from '../chat-log/format/v4.ts';
+import { OdaError } from '../lib/errors.ts';
+import type { ChatDecisions } from '../middleware/call-context.ts';
+import type { ImageFacts } from '../middleware/image-set-aside/index.ts';
+import type { FormatAdapter, NormalizedResponse } from '../providers/provider.ts';
+import type { ImageRef } from '../providers/request-view.ts';
+import type { Caller } from './auth.ts';
+import type { Config } from './config.ts';
+import type { Clock } from '../lib/clock.ts';
+import { derivedSessionId, requestedSessionId, SESSION_ID_RE } from './session-id.ts';
+
+export interface BindInput {
+  requestId: string;
+  startedAt: number;
+  adapter: FormatAdapter;
+  providerName: string;
+  body: Record<string, unknown>;
+  headers: IncomingHttpHeaders;
+  caller: Caller;
+}
+
+export interface ResponseRecord {
+  status: number;
+  ok: boolean;
+  attempts: number;
+  retries: number;
+  response?: NormalizedResponse;
+  error?: string;
+}
+
+export interface ChatBinding {
+  chatId: string;
+  decisions: ChatDecisions;
+  lastCacheTouchAt: number | undefined;
+  describeImage(image: ImageRef, key: string): ImageFacts;
+  record(events: NewEvent[]): Promise<void>;
+  recordResponse(r: ResponseRecord): Promise<void>;
+}
+
+function one(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Header metadata a request may give for a chat it creates (`x-session-*`). */
+function headerMetadata(headers: IncomingHttpHeaders, caller: Caller): Record<string, unknown> {
+  const depth = one(headers, 'x-session-depth');
+  const meta: Record<string, unknown> = {
+    cwd: one(headers, 'x-session-cwd'),
+    parent: one(headers, 'x-session-parent'),
+    origin: one(headers, 'x-session-origin'),
+    preset: one(headers, 'x-session-preset'),
+    team: caller.team,
+  };
+  if (depth !== undefined) {
+    if (!/^\d{1,6}$/.test(depth)) {
+      throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, 'x-session-depth must be a whole number >= 0', {
+        param: 'x-session-depth',
+      });
+    }
+    meta.depth = Number(depth);
+  }
+  if (meta.parent !== undefined && !SESSION_ID_RE.test(String(meta.parent))) {
+    throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, 'x-session-parent must be a chat id (1-128 of A-Za-z0-9._:-)', {
+      param: 'x-session-parent',
+    });
+  }
+  return meta;
+}
+
+/** The id of the branch that continues `base` with the incoming history up to the divergent message. */
+function branchId(base: string, digests: readonly string[]): string {
+  const h = createHash('sha256').update(digests.join('\n')).digest('hex').slice(0, 12);
+  return `${base.slice(0, 128 - 14)}~b${h}`;
+}
+
+const sameTools = (a: readonly ToolRef[], b: readonly ToolRef[]) =>
+  a.length === b.length && a.every((t, i) => t.name === b[i]!.name && t.digest === b[i]!.digest);
+
+export class ChatBinder {
+  constructor(
+    private readonly chatLog: ChatLog,
+    private readonly config: Readonly<Config>,
+    private readonly clock: Clock,
+  ) {}
+
+  async bind(input: BindInput): Promise<ChatBinding> {
+    const normalized = input.adapter.normalizeRequest(input.body);
+    const messages = await this.chatLog.storeImages(normalized.messages);
+    const digests = messages.map((m) => this.chatLog.messageDigest(m));
+    const requested = requestedSessionId(input.headers, input.body);
+    const baseId = this.scopedId(
+      requested?.id ??
+        derivedSessionId({
+          caller: input.caller.identity,
+          format: input.adapter.format,
+          system: normalized.system,
+          firstUserMessage: digests[messages.findIndex((m) => m.role === 'user')],
+        }),
+      input.caller,
+    );
+    const meta = headerMetadata(input.headers, input.caller);
+
+    const request: NewEvent = {
+      type: 'request',
+      requestId: input.requestId,
+      format: input.adapter.format,
+      provider: input.providerName,
+      model: normalized.model,
+      settings: jsonSettings(input.body),
+      tools: normalized.tools,
+      ...(normalized.system !== undefined
+        ? { systemDigest: createHash('sha256').update(normalized.system).digest('hex') }
+        : {}),
+    };
+    const { chatId, state } = await this.appendIncoming(baseId, meta, messages, digests, request);
+    return this.binding(chatId, state, input);
+  }
+
+  /**
+   * A team's chat ids live in the team's own namespace: another team sending the same id gets its
+   * own chat, never the other team's. Admins and open gateways use ids as given.
+   */
+  private scopedId(id: string, caller: Caller): string {
+    if (!caller.team) return id;
+    const prefix = `t.${caller.team}.`;
+    if (id.startsWith(prefix)) return id;
+    const scoped = `${prefix}${id}`;
+    return scoped.length <= 128 ? scoped : `${prefix}${createHash('sha256').update(id).digest('hex').slice(0, 32)}`;
+  }
+
+  private async ensureChat(id: string, meta: Record<string, unknown>, seed: readonly Event[] = []): Promise<void> {
+    if (await this.chatLog.open(id)) return;
+    await this.chatLog.createChat({ id, ...meta }, seed);
+  }
+
+  /**
+   * Under the chat's lock: compare the incoming history with the logged one, branch when they
+   * diverge, then append what is new and the request's settings.
+   */
+  private async appendIncoming(
+    id: string,
+    meta: Record<string, unknown>,
+    messages: LogMessage[],
+    digests: string[],
+    request: Extract<NewEvent, { type: 'request' }>,
+    depth = 0,
+  ): Promise<{ chatId: string; state: ChatState }> {
+    await this.ensureChat(id, meta);
+    const outcome = await this.chatLog.withChat(id, async (state) => {
+      const logged = state.messages.messages;
+      let k = 0;
+      while (k < logged.length && k < digests.length && logged[k]!.digest === digests[k]) k++;
+      const diverges = k < logged.length && k < digests.length;
+      if (diverges && depth < 8) {
+        // Seed the branch with every event before the first logged message it does not share.
+        const seedUntil = logged[k]!.seq;
+        return { branch: { id: branchId(id, digests.slice(0, k + 1)), seedUntil } };
+      }
+      const fresh = messages.slice(k);
+      const events: NewEvent[] = fresh.map((m) => ({ type: 'message', role: m.role, content: m.content, source: { kind: 'client' } }));
+      const tools = request.tools;
+      const lastTools = state.tools.last;
+      if (lastTools && !sameTools(lastTools.tools, tools)) {
+        const before = new Map(lastTools.tools.map((t) => [t.name, t.digest]));
+        const now = new Map(tools.map((t) => [t.name, t.digest]));
+        events.push({
+          type: 'tools-changed',
+          added: tools.filter((t) => before.get(t.name) !== t.digest).map((tool) => ({ tool, extends: lastTools.seq })),
+          removed: lastTools.tools.filter((t) => now.get(t.name) !== t.digest),
+        });
+      }
+      events.push(request);
+      await this.chatLog.append(id, events);
+      const after = await this.chatLog.open(id);
+      if (!after) throw new OdaError('ODA_ERR_LOG_READ', 500, `chat ${id} vanished while appending`);
+      return { state: after as ChatState };
+    });
+    if ('state' in outcome) return { chatId: id, state: outcome.state };
+    const { id: childId, seedUntil } = outcome.branch;
+    if (!(await this.chatLog.open(childId))) {
+      const seed = seedUntil > 0 ? await this.chatLog.read(id, 0, seedUntil) : [];
+      const parentHeader = await this.chatLog.header(id);
+      await this.chatLog.createChat({ id: childId, ...meta, team: parentHeader?.team, parent: id }, seed);
+    }
+    return this.appendIncoming(childId, meta, messages, digests, request, depth + 1);
+  }
+
+  private binding(chatId: string, state: ChatState, input: BindInput): ChatBinding {
+    const d = state.decisions;
+    const decisions: ChatDecisions = {
+      trims: Object.values(d.trims).sort((a, b) => a.seq - b.seq),
+      setAside: Object.values(d.setAside).sort((a, b) => a.seq - b.seq),
+      projection: d.pruning?.projection ?? [],
+    };
+    const record = async (events: NewEvent[]) => {
+      try {
+        await this.chatLog.append(chatId, events);
+      } catch (e) {
+        throw new OdaError('ODA_ERR_LOG_WRITE', 500, `could not record the gateway's decision in the chat log: ${(e as Error).message}`, {
+          cause: e,
+        });
+      }
+    };
+    const attachmentsDir = this.config.attachmentsDir;
+    const chatLog = this.chatLog;
+    const clock = this.clock;
+    return {
+      chatId,
+      decisions,
+      lastCacheTouchAt: state.cacheClock.lastCacheTouchAt ?? undefined,
+      describeImage(image) {
+        if (image.source.kind !== 'base64') return {};
+        const decoded = decodeImageSource(image.source);
+        if (!decoded) return {};
+        const facts = describeImage(decoded.bytes);
+        if (!facts) return { bytes: decoded.bytes.length };
+        const sha = createHash('sha256').update(decoded.bytes).digest('hex');
+        return {
+          mediaType: facts.mediaType,
+          width: facts.width,
+          height: facts.height,
+          bytes: decoded.bytes.length,
+          path: attachmentsDir ? chatLog.attachments.pathFor({ sha256: sha, mediaType: facts.mediaType }) : undefined,
+        };
+      },
+      record,
+      async recordResponse(r) {
+        const events: NewEvent[] = [];
+        if (r.response) {
+          events.push({ type: 'message', role: 'model', content: (await chatLog.storeImages([r.response.message]))[0]!.content, source: { kind: 'provider' } });
+        }
+        events.push({
+          type: 'response',
+          requestId: input.requestId,
+          startedAt: input.startedAt,
+          status: r.status,
+          ok: r.ok,
+          ...(r.response?.model ? { model: r.response.model } : {}),
+          ...(r.response?.stopReason ? { stopReason: r.response.stopReason } : {}),
+          ...(r.response?.usage ? { usage: r.response.usage } : {}),
+          attempts: r.attempts,
+          latencyMs: Math.max(0, Math.round(clock.now() - input.startedAt)),
+          ...(r.error ? { error: r.error } : {}),
+        });
+        await chatLog.append(chatId, events);
+      },
+    };
+  }
+}
+
+/** Every top-level field except messages, system, tools and model, as sent. */
+function jsonSettings(body: Record<string, unknown>): Record<string, JsonValue> {
+  const out: Record<string, JsonValue> = {};
+  for (const [k, v] of Object.entries(body)) {
+    if (k === 'messages' || k === 'system' || k === 'tools' || k === 'model') continue;
+    out[k] = v as JsonValue;
+  }
+  return out;
+}
+
+type JsonValue = Extract<NewEvent, { type: 'request' }>['settings'][string];

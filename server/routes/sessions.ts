@@ -1,0 +1,80 @@
+import { Router, type Request } from 'express';
+import { OdaError } from '../../lib/errors.ts';
+import type { AppContext } from '../app-context.ts';
+import type { Caller } from '../auth.ts';
+import { parseJsonBody } from '../model-call.ts';
+
+function caller(res: { locals: Record<string, unknown> }): Caller {
+  return res.locals.caller as Caller;
+}
+
+/** A chat is visible to its own team and to admins; on an open gateway to everyone. */
+function visible(team: string | undefined, who: Caller): boolean {
+  return who.admin || who.team === undefined || team === who.team;
+}
+
+function chatIdParam(req: Request): string {
+  const id = req.params.id;
+  return typeof id === 'string' ? id : '';
+}
+
+/**
+ * The chat routes (SPEC section 2): list, create, header + snapshot, and a range of the log.
+ * Another team's chat answers 404, exactly as a chat that does not exist.
+ */
+export function sessionsRoutes(app: AppContext): Router {
+  const r = Router();
+  const notFound = (id: string) => new OdaError('ODA_ERR_NOT_FOUND', 404, `no chat with id "${id}"`);
+
+  async function visibleHeader(id: string, who: Caller) {
+    const header = await app.chatLog.header(id);
+    if (!header || !visible(header.team, who)) throw notFound(id);
+    return header;
+  }
+
+  r.get('/v1/sessions', async (_req, res) => {
+    const who = caller(res);
+    const all = await app.chatLog.list();
+    const sessions = all
+      .filter((s) => visible(s.team, who))
+      .map(({ id, createdAt, parent, eventCount, lastActivityAt }) => ({
+        id,
+        createdAt,
+        ...(parent !== undefined ? { parent } : {}),
+        eventCount,
+        lastActivityAt,
+      }));
+    res.json({ sessions });
+  });
+
+  r.post('/v1/sessions', async (req, res) => {
+    const who = caller(res);
+    const { body } = parseJsonBody(req.body);
+    const id = body.id === undefined ? `chat-${crypto.randomUUID()}` : body.id;
+    const { status, header } = await app.chatLog.createChat({ ...body, id, ...(who.team ? { team: who.team } : {}) });
+    if (status === 'exists') {
+      if (!visible(header.team, who)) throw notFound(String(id));
+      throw new OdaError('ODA_ERR_INVALID_REQUEST', 409, `a chat with id "${String(id)}" already exists`, { param: 'id' });
+    }
+    res.status(201).json({ header });
+  });
+
+  r.get('/v1/sessions/:id', async (req, res) => {
+    const id = chatIdParam(req);
+    const header = await visibleHeader(id, caller(res));
+    const snapshot = await app.chatLog.snapshot(id);
+    res.json({ header, snapshot });
+  });
+
+  r.get('/v1/sessions/:id/events', async (req, res) => {
+    const id = chatIdParam(req);
+    await visibleHeader(id, caller(res));
+    const q = req.query as Record<string, unknown>;
+    const events = await app.chatLog.read(id, q.offset, q.length);
+    const last = events[events.length - 1];
+    const start = typeof q.offset === 'string' && /^\d+$/.test(q.offset) ? Number(q.offset) : 0;
+    res.json({ events, next: last ? last.seq + 1 : start });
+  });
+
+  return r;
+}

@@ -1,0 +1,285 @@
+import { after, before, beforeEach, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
+import { bodies } from '../fake-provider/fake-bodies.ts';
+
+describe('OpenAI Chat Completions through the gateway (official SDK)', () => {
+  let gw: TestGateway;
+  let client: OpenAI;
+  before(async () => {
+    gw = await startGateway();
+    client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'sk-client-key', maxRetries: 0 });
+  });
+  after(() => gw.close());
+  beforeEach(() => gw.fake.reset());
+
+  test('non-streamed answer reaches the client; the provider gets the body as sent', async () => {
+    const body = {
+      model: 'gpt-test',
+      messages: [{ role: 'user' as const, content: 'Hello?' }],
+      temperature: 0.25,
+      some_unknown_field: { nested: [1, 'two'] },
+    };
+    const { data, response } = await client.chat.completions
+      .create(body as OpenAI.ChatCompletionCreateParamsNonStreaming)
+      .withResponse();
+    assert.equal(data.choices[0]!.message.content, 'Hello from the fake provider.');
+    assert.match(response.headers.get('x-session-id') ?? '', /^[A-Za-z0-9._:-]{1,128}$/);
+    const got = gw.fake.requestsTo('/v1/chat/completions');
+    assert.equal(got.length, 1);
+    assert.deepEqual(got[0]!.json, body);
+    // Pass-through mode: no provider key configured, the client's credential is forwarded.
+    assert.equal(got[0]!.headers.authorization, 'Bearer sk-client-key');
+  });
+
+  test('a request nothing changes is forwarded byte for byte', async () => {
+    const raw = '{"model":"gpt-test",  "messages":[{"role":"user","content":"exact bytes \\u00e9"}],"n":1.0}';
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: raw,
+    });
+    assert.equal(res.status, 200);
+    assert.equal(gw.fake.requestsTo('/v1/chat/completions')[0]!.raw.toString('utf8'), raw);
+  });
+
+  test('streamed answer arrives chunk by chunk with the usage-only chunk', async () => {
+    const stream = await client.chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'stream please' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const pieces: string[] = [];
+    let usageChunks = 0;
+    for await (const chunk of stream) {
+      if (chunk.choices.length === 0 && chunk.usage) usageChunks++;
+      const c = chunk.choices[0]?.delta?.content;
+      if (c) pieces.push(c);
+    }
+    assert.equal(pieces.join(''), 'Hello from the fake provider.');
+    assert.equal(usageChunks, 1);
+  });
+
+  test('the SSE bytes pass unchanged, [DONE] included', async () => {
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], stream: true }),
+    });
+    assert.equal(res.headers.get('content-type'), 'text/event-stream');
+    const text = await res.text();
+    assert.ok(text.endsWith('data: [DONE]\n\n'));
+    assert.equal(text.split('data: ').length - 1, 8);
+  });
+
+  test('transient failures are retried with backoff, honouring retry-after-ms', async () => {
+    gw.fake.script(
+      { status: 500, json: bodies.openaiServerError(), headers: { 'retry-after-ms': '7' } },
+      { status: 429, json: { error: { message: 'Rate limit reached', type: 'requests', param: null, code: 'rate_limit_exceeded' } } },
+    );
+    gw.sleeps.length = 0;
+    const answer = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'retry' }] });
+    assert.equal(answer.choices[0]!.message.content, 'Hello from the fake provider.');
+    assert.equal(gw.fake.requestsTo('/v1/chat/completions').length, 3);
+    assert.deepEqual(gw.sleeps, [7, 2]);
+  });
+
+  test('when retries run out the last refusal comes back with x-should-retry: false', async () => {
+    for (let i = 0; i < 3; i++) gw.fake.script({ status: 503, json: bodies.openaiServerError() });
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] }),
+    });
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get('x-should-retry'), 'false');
+    assert.deepEqual(await res.json(), bodies.openaiServerError());
+    assert.equal(gw.fake.requestsTo('/v1/chat/completions').length, 3);
+  });
+
+  test('x-should-retry: false from the provider is obeyed', async () => {
+    gw.fake.script({ status: 500, json: bodies.openaiServerError(), headers: { 'x-should-retry': 'false' } });
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] }),
+    });
+    assert.equal(res.status, 500);
+    assert.equal(gw.fake.requestsTo('/v1/chat/completions').length, 1);
+  });
+
+  test('a connection reset is retried', async () => {
+    gw.fake.script({ reset: true });
+    const answer = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'reset' }] });
+    assert.equal(answer.choices[0]!.message.content, 'Hello from the fake provider.');
+    assert.equal(gw.fake.requestsTo('/v1/chat/completions').length, 2);
+  });
+
+  test('gateway errors use the OpenAI error shape', async () => {
+    const bad = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"model": "gpt-test", "messages": [',
+    });
+    assert.equal(bad.status, 400);
+    const badBody = (await bad.json()) as { error: { message: string; type: string; code: string } };
+    assert.equal(badBody.error.type, 'invalid_request_error');
+    assert.equal(badBody.error.code, 'ODA_ERR_BAD_JSON');
+    assert.match(badBody.error.message, /not valid JSON/);
+
+    const wrongType = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 42, messages: [] }),
+    });
+    assert.equal(wrongType.status, 400);
+    const wt = (await wrongType.json()) as { error: { message: string; param: string } };
+    assert.equal(wt.error.param, 'model');
+    assert.match(wt.error.message, /model must be a string/);
+
+    const unknown = await fetch(`${gw.url}/v1/nothing-here`);
+    assert.equal(unknown.status, 404);
+    assert.equal(((await unknown.json()) as { error: { code: string } }).error.code, 'ODA_ERR_NOT_FOUND');
+    assert.equal(gw.fake.requests.length, 0);
+  });
+
+  test('a model no provider serves is a 404 in the endpoint format', async () => {
+    const local = await startGateway({
+      fakeProvider: gw.fake,
+      config: { providers: [{ name: 'only-claude', format: 'openai', baseUrl: `${gw.fake.url}/v1`, models: ['claude-*'] }] },
+    });
+    try {
+      const res = await fetch(`${local.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] }),
+      });
+      assert.equal(res.status, 404);
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      assert.equal(body.error.code, 'ODA_ERR_NO_PROVIDER');
+      assert.match(body.error.message, /gpt-test/);
+    } finally {
+      await local.close();
+    }
+  });
+});
+
+describe('provider keys, limits and timeouts', () => {
+  test('a configured provider key replaces the client credential', async () => {
+    const gw = await startGateway();
+    const keyed = await startGateway({
+      fakeProvider: gw.fake,
+      config: { providers: [{ name: 'keyed', format: 'openai', baseUrl: `${gw.fake.url}/v1`, apiKey: 'sk-provider-secret' }] },
+    });
+    try {
+      const client = new OpenAI({ baseURL: `${keyed.url}/v1`, apiKey: 'sk-client-key', maxRetries: 0 });
+      await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'k' }] });
+      const got = gw.fake.requestsTo('/v1/chat/completions');
+      assert.equal(got[0]!.headers.authorization, 'Bearer sk-provider-secret');
+    } finally {
+      await keyed.close();
+      await gw.close();
+    }
+  });
+
+  test('a body over the limit is a 413 in the endpoint format', async () => {
+    const gw = await startGateway({ config: { server: { bodyLimit: '1kb' } } });
+    try {
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x'.repeat(5000) }] }),
+      });
+      assert.equal(res.status, 413);
+      const body = (await res.json()) as { error: { code: string } };
+      assert.equal(body.error.code, 'ODA_ERR_BODY_TOO_LARGE');
+      assert.equal(gw.fake.requests.length, 0);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  test('a 10 MB request with images goes through', async () => {
+    const gw = await startGateway();
+    try {
+      const img = Buffer.alloc(2 * 1024 * 1024, 7).toString('base64');
+      const body = {
+        model: 'gpt-test',
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'look' },
+              ...Array.from({ length: 4 }, () => ({ type: 'image_url', image_url: { url: `data:image/png;base64,${img}` } })),
+            ],
+          },
+        ],
+      };
+      const raw = JSON.stringify(body);
+      assert.ok(raw.length > 10 * 1024 * 1024);
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: raw,
+      });
+      assert.equal(res.status, 200);
+      assert.equal(gw.fake.requestsTo('/v1/chat/completions')[0]!.raw.length, Buffer.byteLength(raw));
+    } finally {
+      await gw.close();
+    }
+  });
+
+  test('an upstream that never answers is a 504; an unreachable one a 502', async () => {
+    const gw = await startGateway({ config: { timeouts: { firstByteMs: 200 }, retries: { maxRetries: 0 } } });
+    try {
+      gw.fake.script({ hang: true });
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] }),
+      });
+      assert.equal(res.status, 504);
+      assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'ODA_ERR_UPSTREAM_TIMEOUT');
+    } finally {
+      await gw.close();
+    }
+    const dead = await startGateway({
+      config: { providers: [{ name: 'dead', format: 'openai', baseUrl: 'http://127.0.0.1:9/v1' }], retries: { maxRetries: 1 } },
+    });
+    try {
+      const res = await fetch(`${dead.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] }),
+      });
+      assert.equal(res.status, 502);
+      assert.equal(res.headers.get('x-should-retry'), 'false');
+      assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'ODA_ERR_UPSTREAM_UNREACHABLE');
+      assert.equal(dead.sleeps.length, 1);
+    } finally {
+      await dead.close();
+    }
+  });
+
+  test('a client that goes away mid-stream aborts the upstream request', async () => {
+    const gw = await startGateway({ fake: { chunkDelayMs: 30, streamPieces: Array.from({ length: 100 }, (_, i) => `p${i}`) } });
+    try {
+      const ac = new AbortController();
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], stream: true }),
+        signal: ac.signal,
+      });
+      const reader = res.body!.getReader();
+      await reader.read();
+      ac.abort();
+      for (let i = 0; i < 100 && gw.fake.abortedStreams === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(gw.fake.abortedStreams, 1);
+    } finally {
+      await gw.close();
+    }
+  });
+});

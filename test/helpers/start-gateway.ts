@@ -1,0 +1,78 @@
+/**
+ * Starts a real gateway (createApp on an ephemeral port) in front of a real fake provider, with its
+ * data in a fresh temp dir. Tests assert on what the client got and on what the provider received.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp, type AppDeps, type Gateway } from '../../server/app.ts';
+import { parseConfig, type ConfigInput } from '../../server/config.ts';
+import { ManualClock } from '../../lib/clock.ts';
+import { FakeProvider, type FakeProviderOptions } from '../fake-provider/fake-provider.ts';
+
+export interface TestGateway {
+  /** Base URL of the gateway, e.g. http://127.0.0.1:40123 */
+  url: string;
+  fake: FakeProvider;
+  gateway: Gateway;
+  clock: ManualClock;
+  dataDir: string;
+  /** Sleeps requested by the retry logic (ms), recorded instead of waited. */
+  sleeps: number[];
+  close(): Promise<void>;
+}
+
+export async function startGateway(
+  opts: {
+    config?: Partial<ConfigInput>;
+    fake?: FakeProviderOptions;
+    deps?: AppDeps;
+    /** Use an existing fake provider instead of starting one. */
+    fakeProvider?: FakeProvider;
+    dataDir?: string;
+  } = {},
+): Promise<TestGateway> {
+  const fake = opts.fakeProvider ?? (await new FakeProvider(opts.fake).start());
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'oda-test-'));
+  const clock = new ManualClock();
+  const sleeps: number[] = [];
+  const config = parseConfig({
+    dataDir,
+    logLevel: 'silent',
+    providers: [
+      { name: 'fake-openai', format: 'openai', baseUrl: `${fake.url}/v1` },
+      { name: 'fake-anthropic', format: 'anthropic', baseUrl: fake.url },
+    ],
+    retries: { maxRetries: 2, initialDelayMs: 1, maxDelayMs: 4 },
+    ...opts.config,
+  });
+  const gateway = createApp(config, {
+    clock,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+    random: () => 0,
+    ...opts.deps,
+  });
+  const server: Server = await new Promise((resolve) => {
+    const s = gateway.app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    fake,
+    gateway,
+    clock,
+    dataDir,
+    sleeps,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await gateway.close();
+      if (!opts.fakeProvider) await fake.close();
+      if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
