@@ -159,6 +159,11 @@ export class ChatLog {
     return this.backend.ping();
   }
 
+  /** Resolves once the checkpoint saves started so far are done. */
+  checkpointsSaved(): Promise<void> {
+    return this.models.settled();
+  }
+
   /** Checkpoints every read model in memory, then closes the backend. */
   async close(): Promise<void> {
     await this.models.flush();

@@ -53,8 +53,14 @@ function applyTo<K extends ChatModelKey>(key: K, states: ChatModelStates, event:
   states[key] = chatReadModels[key].apply(states[key], event);
 }
 
+function setInitial<K extends ChatModelKey>(key: K, states: Partial<ChatModelStates>): void {
+  states[key] = chatReadModels[key].initial();
+}
+
 function initialStates(): ChatModelStates {
-  return Object.fromEntries(chatModelKeys.map((key) => [key, chatReadModels[key].initial()])) as ChatModelStates;
+  const states: Partial<ChatModelStates> = {};
+  for (const key of chatModelKeys) setInitial(key, states);
+  return states as ChatModelStates;
 }
 
 export class ChatModels {
@@ -109,7 +115,7 @@ export class ChatModels {
   }
 
   private async load(id: string): Promise<Entry | undefined> {
-    const { backend, build } = this.opts;
+    const { backend } = this.opts;
     const header = await backend.header(id);
     if (!header) return undefined;
     const count = await backend.count(id);

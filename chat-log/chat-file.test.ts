@@ -1,0 +1,166 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { FileLogBackend } from './store-file.ts';
+import { ManualClock } from '../lib/clock.ts';
+import { isOdaError } from '../lib/errors.ts';
+import type { Header, NewEvent } from './format/v4.ts';
+
+const T0 = Date.UTC(2026, 0, 1);
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'oda-store-'));
+const hdr = (id: string, extra: Partial<Header> = {}): Header => ({
+  version: 4,
+  id,
+  createdAt: T0,
+  ...extra,
+});
+const say = (text: string, role: 'user' | 'model' = 'user'): NewEvent => ({
+  type: 'message',
+  role,
+  content: [{ kind: 'text', text }],
+});
+
+function setup() {
+  const dataDir = tmp();
+  const clock = new ManualClock(T0);
+  return { dataDir, clock, store: new FileLogBackend({ dataDir, clock }) };
+}
+
+const rejectsWith = (status: number, code: string, message?: RegExp) => (err: unknown) => {
+  assert.ok(isOdaError(err), `expected an OdaError, got ${String(err)}`);
+  assert.equal(err.status, status);
+  assert.equal(err.code, code);
+  if (message) assert.match(err.message, message);
+  return true;
+};
+
+describe('FileLogBackend: crash safety', () => {
+  async function logWith(n: number) {
+    const s = setup();
+    await s.store.create(hdr('t'));
+    for (let i = 0; i < n; i++) await s.store.append('t', [say(`event ${i} `.repeat(5))], T0 + i);
+    return { ...s, file: path.join(s.dataDir, 'chats', 't.jsonl') };
+  }
+
+  test('a torn last line is set aside beside the log and cut off; earlier events intact', async () => {
+    const { store, file, dataDir } = await logWith(4);
+    const whole = await store.read('t', 0);
+    const size = fs.statSync(file).size;
+    fs.truncateSync(file, size - 20); // mid-way through the last event line
+    const tornBytes = fs.readFileSync(file).subarray(fs.readFileSync(file).lastIndexOf(10) + 1);
+    const clock = new ManualClock(T0 + 999);
+    const reopened = new FileLogBackend({ dataDir, clock });
+    assert.equal(await reopened.count('t'), 3);
+    assert.deepEqual(await reopened.read('t', 0), whole.slice(0, 3));
+    const aside = path.join(dataDir, 'chats', `t.jsonl.torn-${T0 + 999}`);
+    assert.ok(fs.readFileSync(aside).equals(tornBytes), 'the torn bytes are kept beside the log');
+    assert.ok(fs.readFileSync(file).toString().endsWith('\n'));
+    const [next] = await reopened.append('t', [say('after the crash')], T0 + 1000);
+    assert.equal(next?.seq, 3);
+    assert.deepEqual(
+      (await new FileLogBackend({ dataDir }).read('t', 0)).map((e) => e.seq),
+      [0, 1, 2, 3],
+    );
+    assert.deepEqual(
+      (await reopened.list()).map((c) => c.id),
+      ['t'],
+      'the torn file is not listed as a chat',
+    );
+  });
+
+  test('a garbage last line that ends in a newline is set aside too', async () => {
+    const { file, dataDir } = await logWith(2);
+    fs.appendFileSync(file, '{"seq":2,"at":1,"type":"mess\n');
+    const reopened = new FileLogBackend({ dataDir, clock: new ManualClock(5) });
+    assert.equal(await reopened.count('t'), 2);
+    assert.equal(
+      fs.readFileSync(path.join(dataDir, 'chats', 't.jsonl.torn-5'), 'utf8'),
+      '{"seq":2,"at":1,"type":"mess\n',
+    );
+  });
+
+  test('a log with only its header and a torn first event keeps the header', async () => {
+    const { file, dataDir } = await logWith(1);
+    fs.truncateSync(file, fs.statSync(file).size - 3);
+    const reopened = new FileLogBackend({ dataDir, clock: new ManualClock(6) });
+    assert.equal(await reopened.count('t'), 0);
+    assert.deepEqual(await reopened.header('t'), hdr('t'));
+    assert.deepEqual((await reopened.list())[0], {
+      id: 't',
+      createdAt: T0,
+      eventCount: 0,
+      lastActivityAt: T0,
+    });
+  });
+});
+
+describe('FileLogBackend: older format versions', () => {
+  const v3Log = [
+    { version: 3, id: 'old', createdAt: T0 },
+    { seq: 0, at: T0 + 1, type: 'message', role: 'user', content: [{ kind: 'text', text: 'run ls' }] },
+    {
+      seq: 1,
+      at: T0 + 2,
+      type: 'request',
+      requestId: 'r1',
+      format: 'openai',
+      provider: 'p',
+      model: 'm',
+      settings: {},
+      tools: [],
+      notes: [{ callId: 'call_1', failed: false, content: [{ kind: 'text', text: 'a.txt' }] }],
+    },
+  ]
+    .map((r) => JSON.stringify(r) + '\n')
+    .join('');
+
+  test('a v3 log is converted when opened; the converted generation is saved beside it and used from then on', async () => {
+    const { store, dataDir } = setup();
+    const chats = path.join(dataDir, 'chats');
+    fs.mkdirSync(chats, { recursive: true });
+    const original = path.join(chats, 'old.jsonl');
+    fs.writeFileSync(original, v3Log);
+    const header = await store.header('old');
+    assert.equal(header?.version, 4);
+    assert.equal(header?.id, 'old');
+    const converted = path.join(chats, 'old.v4.jsonl');
+    assert.ok(fs.existsSync(converted), 'converted generation beside the original');
+    const events = await store.read('old', 0);
+    assert.ok(
+      events.some((e) => e.type === 'message' && e.role === 'tool'),
+      'notes became tool messages',
+    );
+    assert.deepEqual(
+      events.map((e) => e.seq),
+      events.map((_, i) => i),
+    );
+    const [added] = await store.append('old', [say('next')], T0 + 10);
+    assert.equal(added?.seq, events.length);
+    assert.equal(fs.readFileSync(original, 'utf8'), v3Log, 'the original is never written');
+    assert.match(fs.readFileSync(converted, 'utf8'), /"next"/);
+
+    const fresh = new FileLogBackend({ dataDir });
+    assert.equal(await fresh.count('old'), events.length + 1, 'a new process keeps using the converted file');
+    assert.deepEqual(
+      (await fresh.list()).map((c) => [c.id, c.eventCount]),
+      [['old', events.length + 1]],
+    );
+    assert.equal(await fresh.create(hdr('old')), 'exists');
+  });
+
+  test('an unknown version is refused', async () => {
+    const { store, dataDir } = setup();
+    fs.mkdirSync(path.join(dataDir, 'chats'), { recursive: true });
+    fs.writeFileSync(
+      path.join(dataDir, 'chats', 'future.jsonl'),
+      JSON.stringify({ version: 9, id: 'future', createdAt: 0 }) + '\n',
+    );
+    await assert.rejects(
+      store.count('future'),
+      rejectsWith(500, 'ODA_ERR_LOG_READ', /unsupported format version 9/),
+    );
+    assert.deepEqual(await store.list(), []);
+  });
+});
