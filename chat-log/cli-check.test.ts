@@ -1,0 +1,94 @@
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile, readFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { logCheck } from './cli-check.ts';
+
+const fixture = (v: number) => fileURLToPath(new URL(`./__fixtures__/v${v}.jsonl`, import.meta.url));
+
+async function run(args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await logCheck(args, { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out, err };
+}
+
+describe('log check', () => {
+  let dir = '';
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'oda-cli-check-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('a clean log: version, header, event count, no problems, exit 0', async () => {
+    const r = await run([fixture(4)]);
+    assert.equal(r.code, 0);
+    assert.deepEqual(r.out.slice(1), [
+      'version: 4 (current)',
+      'header: {"version":4,"id":"fixture-v4","createdAt":1700000000000,"cwd":"/srv/project","preset":"coder","team":"research"}',
+      'events: 8',
+      'problems: none',
+    ]);
+    const old = await run([fixture(1)]);
+    assert.equal(old.code, 0);
+    assert.equal(old.out[1], 'version: 1 (older; converted to v4 when opened)');
+  });
+
+  test('lists torn line, invalid event, reserved field and seq gap with line numbers; exit 1', async () => {
+    const lines = (await readFile(fixture(4), 'utf8')).trimEnd().split('\n');
+    const request = JSON.parse(lines[2] ?? '') as Record<string, unknown>;
+    lines[2] = JSON.stringify({ ...request, notes: [{ callId: 'c1' }] });
+    lines[4] = '{"seq":3,"at":1,"type":"message","role":"nobody","content":[]}';
+    lines.splice(6, 1);
+    const file = join(dir, 'bad.jsonl');
+    await writeFile(file, `${lines.join('\n')}\n{"seq":7,"at`);
+    const r = await run([file]);
+    assert.equal(r.code, 1);
+    assert.equal(r.out[3], 'events: 5');
+    assert.equal(r.out[4], 'problems: 4');
+    assert.match(r.out[5] ?? '', /^ {2}line 3: reserved field request\.notes must stay empty/);
+    assert.match(r.out[6] ?? '', /^ {2}line 5: invalid message event \(v4\): role: /);
+    assert.equal(r.out[7], '  line 7: seq 6 where 5 was expected');
+    assert.match(r.out[8] ?? '', /^ {2}line 9: torn last line/);
+  });
+
+  test('an unreadable header, an unknown version or a missing file: exit 1 with the reason', async () => {
+    const file = join(dir, 'future.jsonl');
+    await writeFile(file, '{"version":7,"id":"x","createdAt":0}\n');
+    const r = await run([file]);
+    assert.equal(r.code, 1);
+    assert.deepEqual(r.err, [
+      `${file}: unsupported chat log format version 7; this build reads versions 0 to 4`,
+    ]);
+    const missing = await run([join(dir, 'nope.jsonl')]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.err[0] ?? '', /cannot read/);
+    assert.equal((await run([])).code, 2);
+  });
+
+  test('through the oda-gateway launcher', async () => {
+    const bin = fileURLToPath(new URL('../bin/oda-gateway.mjs', import.meta.url));
+    const { stdout } = await promisify(execFile)(process.execPath, [bin, 'log', 'check', fixture(0)]);
+    assert.match(stdout, /^version: 0 \(older; converted to v4 when opened\)$/m);
+    assert.match(stdout, /^events: 8$/m);
+    await assert.rejects(
+      promisify(execFile)(process.execPath, [bin, 'log', 'check', join(dir, 'nope.jsonl')]),
+      {
+        code: 1,
+      },
+    );
+    await assert.rejects(promisify(execFile)(process.execPath, [bin, 'keys', 'new']), (err: unknown) => {
+      const e = err as { code?: number; stderr?: string };
+      assert.equal(e.code, 2);
+      assert.match(e.stderr ?? '', /^keys new: not available yet$/m);
+      assert.match(e.stderr ?? '', /^usage: oda-gateway <command>/m);
+      return true;
+    });
+  });
+});

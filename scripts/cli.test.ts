@@ -1,0 +1,53 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { runCli, COMMANDS, type CommandEntry } from './cli.ts';
+
+function capture() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { io: { out: (l: string) => out.push(l), err: (l: string) => err.push(l) }, out, err };
+}
+
+describe('runCli', () => {
+  const seen: (readonly string[])[] = [];
+  const table: Record<string, CommandEntry> = {
+    'log check': { usage: 'log check <file>', summary: 'check', run: async (args) => (seen.push(args), 0) },
+    version: { usage: 'version', summary: 'print the version', run: async () => 3 },
+  };
+
+  test('routes two-word and one-word commands, passing the rest', async () => {
+    const c = capture();
+    assert.equal(await runCli(['log', 'check', 'a.jsonl', '--x'], c.io, table), 0);
+    assert.deepEqual(seen.at(-1), ['a.jsonl', '--x']);
+    assert.equal(await runCli(['version'], c.io, table), 3);
+  });
+
+  test('unknown commands: "<command>: not available yet" and the usage, exit 2', async () => {
+    for (const [argv, name] of [
+      [['log', 'read', 'x'], 'log read'],
+      [['keys', 'new'], 'keys new'],
+      [['frobnicate'], 'frobnicate'],
+      [['log', '--all'], 'log'],
+    ] as const) {
+      const c = capture();
+      assert.equal(await runCli(argv, c.io, table), 2);
+      assert.equal(c.err[0], `${name}: not available yet`);
+      assert.ok(c.err.includes('usage: oda-gateway <command> [args]'));
+      assert.ok(c.err.some((l) => l.includes('log check <file>')));
+    }
+  });
+
+  test('help prints the usage (exit 0); no command prints it as an error (exit 2)', async () => {
+    const help = capture();
+    assert.equal(await runCli(['--help'], help.io), 0);
+    assert.ok(help.out.some((l) => l.startsWith('  log check <file>')));
+    assert.ok(help.out.some((l) => l.includes('keys new') && l.includes('not available yet')));
+    const none = capture();
+    assert.equal(await runCli([], none.io), 2);
+    assert.equal(none.err[0], 'usage: oda-gateway <command> [args]');
+  });
+
+  test('the real table has log check', () => {
+    assert.ok(Object.hasOwn(COMMANDS, 'log check'));
+  });
+});

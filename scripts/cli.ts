@@ -1,0 +1,76 @@
+/**
+ * The `oda-gateway` command router (`bin/oda-gateway.mjs` runs it). A command is a name of one or
+ * two words mapped to a function; add one by adding a line to `COMMANDS`.
+ */
+import { fileURLToPath } from 'node:url';
+import { logCheck } from '../chat-log/cli-check.ts';
+
+/** Where a command writes; tests pass their own. */
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+/** A command: gets the arguments after its name, returns the exit code. */
+export type CommandFn = (args: readonly string[], io: CliIo) => Promise<number>;
+
+export interface CommandEntry {
+  usage: string;
+  summary: string;
+  run: CommandFn;
+}
+
+export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
+  'log check': {
+    usage: 'log check <file>',
+    summary: 'validate a chat log file and list its problems',
+    run: logCheck,
+  },
+};
+
+/** Commands announced in the usage that this build does not have yet. */
+export const PLANNED: Readonly<Record<string, string>> = {
+  'log read': 'log read <file> [offset] [length]',
+  'keys new': 'keys new',
+};
+
+export const consoleIo: CliIo = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+};
+
+function usage(table: Readonly<Record<string, CommandEntry>>): string[] {
+  const lines = ['usage: oda-gateway <command> [args]', '', 'commands:'];
+  for (const entry of Object.values(table)) lines.push(`  ${entry.usage.padEnd(36)} ${entry.summary}`);
+  for (const [name, use] of Object.entries(PLANNED)) {
+    if (table[name] === undefined) lines.push(`  ${use.padEnd(36)} (not available yet)`);
+  }
+  return lines;
+}
+
+/** Runs the command named by the first one or two words of `argv`; returns the exit code. */
+export async function runCli(
+  argv: readonly string[],
+  io: CliIo = consoleIo,
+  table: Readonly<Record<string, CommandEntry>> = COMMANDS,
+): Promise<number> {
+  const [first, second] = argv;
+  if (first === undefined || first === 'help' || first === '--help' || first === '-h') {
+    for (const line of usage(table)) (first === undefined ? io.err : io.out)(line);
+    return first === undefined ? 2 : 0;
+  }
+  for (const words of [2, 1]) {
+    const name = argv.slice(0, words).join(' ');
+    const entry = Object.hasOwn(table, name) ? table[name] : undefined;
+    if (entry !== undefined && argv.length >= words) return entry.run(argv.slice(words), io);
+  }
+  const name = second === undefined || second.startsWith('-') ? first : `${first} ${second}`;
+  io.err(`${name}: not available yet`);
+  io.err('');
+  for (const line of usage(table)) io.err(line);
+  return 2;
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  process.exitCode = await runCli(process.argv.slice(2));
+}
