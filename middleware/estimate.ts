@@ -1,5 +1,5 @@
 import type { RequestView } from '../providers/request-view.ts';
-import { estimateTokens } from './cache-ttl-pruning/estimate.ts';
+import { estimateTokens } from './cache-ttl-pruning/index.ts';
 
 /**
  * The size of what the model receives, in estimated tokens, for the compaction threshold. It uses

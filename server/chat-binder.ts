@@ -184,10 +184,10 @@ export class ChatBinder {
       await this.chatLog.append(id, events);
       const after = await this.chatLog.open(id);
       if (!after) throw new OdaError('ODA_ERR_LOG_READ', 500, `chat ${id} vanished while appending`);
-      return { state: after as ChatState };
+      return { state: after };
     });
-    if ('state' in outcome) return { chatId: id, state: outcome.state };
-    const { id: childId, seedUntil } = outcome.branch;
+    if (outcome.state) return { chatId: id, state: outcome.state };
+    const { id: childId, seedUntil } = outcome.branch!;
     if (!(await this.chatLog.open(childId))) {
       const seed = seedUntil > 0 ? await this.chatLog.read(id, 0, seedUntil) : [];
       const parentHeader = await this.chatLog.header(id);
