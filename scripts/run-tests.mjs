@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 
 const root = new URL('..', import.meta.url).pathname;
-const roots = ['server', 'middleware', 'providers', 'chat-log', 'lib', 'test'];
+const roots = ['server', 'middleware', 'providers', 'chat-log', 'lib', 'scripts', 'test'];
 const only = process.argv.slice(2);
 
 function walk(dir, out) {

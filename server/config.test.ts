@@ -1,0 +1,109 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig, parseConfig } from './config.ts';
+
+const refuses = (raw: unknown, pattern: RegExp) =>
+  assert.throws(
+    () => parseConfig(raw),
+    (e: unknown) => e instanceof ConfigError && pattern.test(e.message),
+  );
+
+describe('config', () => {
+  test('defaults: every section optional', () => {
+    const c = parseConfig({});
+    assert.equal(c.server.host, '127.0.0.1');
+    assert.equal(c.server.port, 8080);
+    assert.equal(c.server.bodyLimit, 50 * 1024 * 1024);
+    assert.deepEqual(c.retries, { maxRetries: 2, initialDelayMs: 500, maxDelayMs: 8000 });
+    assert.deepEqual(c.toolResultTrimming, { thresholdChars: 8192, headChars: 4096, tailChars: 1024 });
+    assert.equal(c.compaction.thresholdRatio, 0.8);
+    assert.equal(c.pruning.mode, undefined);
+    assert.equal(c.pruning.keepLastAssistants, 3);
+    assert.equal(c.pruning.softTrimRatio, 0.3);
+    assert.equal(c.pruning.hardClearRatio, 0.5);
+    assert.equal(c.pruning.minPrunableToolChars, 50000);
+    assert.deepEqual(c.pruning.softTrim, { maxChars: 4000, headChars: 1500, tailChars: 1500 });
+    assert.deepEqual(c.pruning.hardClear, { enabled: true, placeholder: '[Old tool result content cleared]' });
+    assert.deepEqual(c.pruning.imageReplay, { enabled: true, keepTurns: 3 });
+    assert.deepEqual(c.store, { kind: 'file' });
+    assert.ok(Object.isFrozen(c) && Object.isFrozen(c.pruning));
+  });
+
+  test('ttl parses 500ms, 30s, 5m, 1h, 1d, bare minutes and 0', () => {
+    const ttl = (v: string | number) => parseConfig({ pruning: { ttl: v } }).pruning.ttl;
+    assert.equal(ttl('500ms'), 500);
+    assert.equal(ttl('30s'), 30_000);
+    assert.equal(ttl('5m'), 300_000);
+    assert.equal(ttl('1h'), 3_600_000);
+    assert.equal(ttl('1d'), 86_400_000);
+    assert.equal(ttl(10), 600_000);
+    assert.equal(ttl('10'), 600_000);
+    assert.equal(ttl(0), 0);
+    refuses({ pruning: { ttl: 'soon' } }, /pruning\.ttl: expected a duration/);
+  });
+
+  test('unknown keys name the path and the allowed keys', () => {
+    refuses({ servr: {} }, /\(root\): unknown key\(s\) "servr"; allowed keys are server, dataDir/);
+    refuses({ toolResultTrimming: { maxChars: 5 } }, /toolResultTrimming: unknown key\(s\) "maxChars"; allowed keys are thresholdChars, headChars, tailChars/);
+    refuses({ pruning: { softTrim: { max: 1 } } }, /pruning\.softTrim: unknown key\(s\) "max"; allowed keys are maxChars, headChars, tailChars/);
+  });
+
+  test('tool-result trimming limits are validated as the seed says', () => {
+    refuses({ toolResultTrimming: { thresholdChars: 0 } }, /toolResultTrimming\.thresholdChars/);
+    refuses({ toolResultTrimming: { thresholdChars: 1.5 } }, /toolResultTrimming\.thresholdChars/);
+    refuses({ toolResultTrimming: { headChars: -1 } }, /toolResultTrimming\.headChars/);
+    refuses(
+      { toolResultTrimming: { thresholdChars: 100, headChars: 50, tailChars: 50 } },
+      /headChars \(50\) \+ marker \(39\) \+ tailChars \(50\) = 139 must fit in thresholdChars \(100\)/,
+    );
+    assert.equal(parseConfig({ toolResultTrimming: { thresholdChars: 139, headChars: 50, tailChars: 50 } }).toolResultTrimming.thresholdChars, 139);
+  });
+
+  test('ratios outside [0, 1] and bad values are refused with the key path', () => {
+    refuses({ pruning: { softTrimRatio: 1.5 } }, /pruning\.softTrimRatio/);
+    refuses({ compaction: { thresholdRatio: -0.1 } }, /compaction\.thresholdRatio/);
+    refuses({ providers: [{ name: 'x', format: 'grpc', baseUrl: 'http://a' }] }, /providers\.0\.format/);
+    refuses({ providers: [{ name: 'x', format: 'openai', baseUrl: 'not a url' }] }, /providers\.0\.baseUrl: expected an http\(s\) URL/);
+    refuses({ teams: [{ name: 't', keys: ['plain-key'] }] }, /teams\.0\.keys\.0: expected sha256:<64 lowercase hex>/);
+    refuses({ server: { bodyLimit: 'huge' } }, /server\.bodyLimit/);
+    refuses(
+      { providers: [{ name: 'a', format: 'openai', baseUrl: 'http://a' }, { name: 'a', format: 'openai', baseUrl: 'http://b' }] },
+      /duplicate provider name "a"/,
+    );
+  });
+
+  test('loadConfig reads YAML, expands ${VAR}, applies HOST/PORT/ODA_DATA_DIR', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'oda-config-'));
+    const file = join(dir, 'oda.yaml');
+    writeFileSync(
+      file,
+      ['providers:', '  - name: local', '    format: openai', '    baseUrl: http://127.0.0.1:9001/v1', '    apiKey: ${LOCAL_KEY}', '    models: ["*"]'].join('\n'),
+    );
+    const c = loadConfig({ ODA_CONFIG: file, LOCAL_KEY: 'sk-local', PORT: '9999', HOST: '0.0.0.0', ODA_DATA_DIR: join(dir, 'd') });
+    assert.equal(c.providers[0]!.apiKey, 'sk-local');
+    assert.equal(c.server.port, 9999);
+    assert.equal(c.server.host, '0.0.0.0');
+    assert.equal(c.dataDir, join(dir, 'd'));
+    assert.equal(c.attachmentsDir, join(dir, 'd', 'attachments'));
+    assert.throws(() => loadConfig({ ODA_CONFIG: file }), /environment variable LOCAL_KEY is not set/);
+    const json = join(dir, 'oda.json');
+    writeFileSync(json, '{"retries": {"maxRetries": 5}}');
+    assert.equal(loadConfig({ ODA_CONFIG: json }).retries.maxRetries, 5);
+    writeFileSync(json, '{"retries": ');
+    assert.throws(() => loadConfig({ ODA_CONFIG: json }), /is not valid JSON/);
+  });
+
+  test('zero-config providers come from the environment', () => {
+    const c = loadConfig({ OPENAI_API_KEY: 'sk-o', ANTHROPIC_BASE_URL: 'http://127.0.0.1:5/' });
+    assert.deepEqual(
+      c.providers.map((p) => [p.name, p.format, p.baseUrl, p.apiKey]),
+      [
+        ['openai', 'openai', 'https://api.openai.com/v1', 'sk-o'],
+        ['anthropic', 'anthropic', 'http://127.0.0.1:5/', undefined],
+      ],
+    );
+  });
+});
