@@ -4,6 +4,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { logCheck } from '../chat-log/cli-check.ts';
+import { logRead } from '../chat-log/cli-read.ts';
 
 /** Where a command writes; tests pass their own. */
 export interface CliIo {
@@ -26,11 +27,15 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     summary: 'validate a chat log file and list its problems',
     run: logCheck,
   },
+  'log read': {
+    usage: 'log read <chat id or file> [--offset N] [--length N] [--data-dir DIR]',
+    summary: 'print part of a chat log as JSON lines',
+    run: logRead,
+  },
 };
 
 /** Commands announced in the usage that this build does not have yet. */
 export const PLANNED: Readonly<Record<string, string>> = {
-  'log read': 'log read <file> [offset] [length]',
   'keys new': 'keys new',
 };
 
