@@ -81,6 +81,21 @@ describe('FileLogBackend: crash safety', () => {
     );
   });
 
+  test('a complete last line of JSON that is not a valid event is left in place and reported on read', async () => {
+    const { file, dataDir } = await logWith(2);
+    fs.appendFileSync(file, '{"seq":2,"at":7,"type":"unknown-kind"}\n');
+    const before = fs.readFileSync(file);
+    const reopened = new FileLogBackend({ dataDir, clock: new ManualClock(8) });
+    assert.equal(await reopened.count('t'), 3);
+    assert.equal((await reopened.read('t', 0, 2)).length, 2, 'the events before it read fine');
+    await assert.rejects(reopened.read('t', 2), rejectsWith(500, 'ODA_ERR_LOG_READ', /damaged at event 2/));
+    assert.ok(fs.readFileSync(file).equals(before), 'nothing moved');
+    assert.deepEqual(
+      fs.readdirSync(path.join(dataDir, 'chats')).filter((n) => n.includes('torn')),
+      [],
+    );
+  });
+
   test('a log with only its header and a torn first event keeps the header', async () => {
     const { file, dataDir } = await logWith(1);
     fs.truncateSync(file, fs.statSync(file).size - 3);

@@ -7,7 +7,6 @@ import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { OdaError } from '../lib/errors.ts';
 import { header as headerSchema, VERSION, type Header } from './format/v4.ts';
-import { parseEventLine } from './event-batch.ts';
 import { besidePath, convertFileBeside } from './convert.ts';
 import { isKnownVersion } from './format/index.ts';
 
@@ -56,6 +55,22 @@ async function readRange(fh: FileHandle, from: number, to: number): Promise<Buff
     got += bytesRead;
   }
   return buf.subarray(0, got);
+}
+
+/** The parsed line, or undefined when it is not JSON. */
+function parseJson(line: string): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(line) as unknown };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The numeric `at` of a parsed event line, if it has one. */
+function atOf(parsed: { value: unknown } | undefined): number | undefined {
+  const raw = parsed?.value;
+  const at = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>).at : undefined;
+  return typeof at === 'number' ? at : undefined;
 }
 
 async function lineAt(fh: FileHandle, start: number, end: number): Promise<string> {
@@ -149,22 +164,16 @@ export async function openV4File(id: string, path: string, now: number): Promise
     // Event line k spans ends[k]..ends[k + 1] (line 0, the header, ends at ends[0]).
     const offsets = ends.slice(0, -1);
     let size = ends[ends.length - 1] ?? headerEnd;
-    let lastAt: number | undefined;
     const lastStart = offsets[offsets.length - 1];
-    if (lastStart !== undefined) {
-      try {
-        lastAt = parseEventLine(await lineAt(fh, lastStart, size), id, offsets.length - 1).at;
-      } catch {
-        // A complete but unreadable last line is a torn write too (garbage that happens to end in \n).
-        size = lastStart;
-        offsets.pop();
-      }
+    if (lastStart !== undefined && parseJson(await lineAt(fh, lastStart, size)) === undefined) {
+      // A complete line that is not JSON is a torn write too (garbage that happens to end in \n).
+      size = lastStart;
+      offsets.pop();
     }
     if (size < fileSize) await setTornTailAside(fh, path, size, fileSize, now);
     const newLast = offsets[offsets.length - 1];
-    if (lastAt === undefined && newLast !== undefined) {
-      lastAt = parseEventLine(await lineAt(fh, newLast, size), id, offsets.length - 1).at;
-    }
+    // Damage short of a torn write (JSON of the wrong shape) stays in place and is reported on read.
+    const lastAt = newLast === undefined ? undefined : atOf(parseJson(await lineAt(fh, newLast, size)));
     return { id, path, header, offsets, size, lastAt };
   } finally {
     await fh.close();

@@ -180,6 +180,22 @@ describe('ChatLog.open, append and snapshot', () => {
     assert.equal((await log.open('c'))?.messages.messages.length, 4);
   });
 
+  test('chats dropped from memory (least recently used) come back from their checkpoint and log, correct', async () => {
+    const { backend, attachments, clock, dataDir } = setup();
+    const log = new ChatLog({ backend, attachments, clock, build: 'test', maxCachedChats: 1 });
+    await log.createChat({ id: 'a' });
+    await log.createChat({ id: 'b' });
+    await log.open('a');
+    await log.append('a', [say('a1'), say('a2')]);
+    await log.open('b'); // drops a, checkpointing it
+    await log.checkpointsSaved();
+    assert.ok(fs.existsSync(path.join(dataDir, 'checkpoints', 'a', 'totals.v1.json')));
+    await log.append('a', [say('a3')]); // a is not in memory: appended to the log only
+    await log.append('b', [say('b1')]);
+    assert.equal((await log.open('a'))?.totals.messageCount, 3);
+    assert.equal((await log.open('b'))?.totals.messageCount, 1);
+  });
+
   test('withChat serialises read-compare-append of one chat', async () => {
     const { log } = setup();
     await log.createChat({ id: 'c' });

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { OdaError } from '../lib/errors.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
-import type { ChatSummary, LogBackend, StoredCheckpoint } from './store.ts';
+import { isStoredCheckpoint, type ChatSummary, type LogBackend, type StoredCheckpoint } from './store.ts';
 import type { Event, Header, NewEvent } from './format/v4.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 import { isChatId, pathInside } from './chat-id.ts';
@@ -65,20 +65,6 @@ async function syncDir(dir: string): Promise<void> {
   if (!fh) return;
   await fh.sync().catch(() => undefined);
   await fh.close();
-}
-
-function isCheckpoint(v: unknown): v is StoredCheckpoint {
-  if (typeof v !== 'object' || v === null) return false;
-  const c = v as Record<string, unknown>;
-  return (
-    typeof c.model === 'string' &&
-    typeof c.formatVersion === 'number' &&
-    typeof c.build === 'string' &&
-    typeof c.position === 'number' &&
-    Number.isSafeInteger(c.position) &&
-    c.position >= -1 &&
-    'state' in c
-  );
 }
 
 /** One JSONL file per chat under `dataDir/chats/`; see the file comment. */
@@ -162,6 +148,8 @@ export class FileLogBackend implements LogBackend {
       try {
         await appendOnce(c.path, data, c.size);
       } catch (err) {
+        // Reopen next time: if the undo failed too, opening sets the partial bytes aside.
+        this.open.delete(id);
         throw new OdaError('ODA_ERR_LOG_WRITE', 500, `could not append to chat log ${id}`, { cause: err });
       }
       // The index moves only once the bytes are durable, so readers never see unacknowledged events.
@@ -257,7 +245,7 @@ export class FileLogBackend implements LogBackend {
     try {
       const parsed: unknown = JSON.parse(text);
       // A damaged checkpoint is only a missed shortcut: the state is rebuilt from the log.
-      return isCheckpoint(parsed) && parsed.model === model ? parsed : undefined;
+      return isStoredCheckpoint(parsed) && parsed.model === model ? parsed : undefined;
     } catch {
       return undefined;
     }
