@@ -28,6 +28,8 @@ export async function deliverSuccess(
   upstream: UpstreamResponse,
   adapter: FormatAdapter,
   signal: AbortSignal,
+  /** Runs before the last byte goes out, so the log holds the answer before the client has it all. */
+  beforeEnd: (outcome: DeliveryOutcome) => Promise<void>,
 ): Promise<DeliveryOutcome> {
   copyHeaders(res, upstream.headers);
   res.status(upstream.status);
@@ -61,22 +63,27 @@ export async function deliverSuccess(
       complete = !signal.aborted;
     } catch {
       complete = false;
-    } finally {
-      if (!complete) upstream.body.destroy();
-      if (complete) res.end();
-      else res.destroy();
     }
-    return { streamed: true, complete, response: safeResult(() => acc.result()) };
+    const outcome: DeliveryOutcome = { streamed: true, complete, response: safeResult(() => acc.result()) };
+    await beforeEnd(outcome);
+    if (complete) res.end();
+    else {
+      upstream.body.destroy();
+      res.destroy();
+    }
+    return outcome;
   }
   const text = await upstream.body.text();
-  res.end(text);
   let response: NormalizedResponse | undefined;
   try {
     response = adapter.normalizeResponse(JSON.parse(text));
   } catch {
     response = undefined;
   }
-  return { streamed: false, complete: true, response };
+  const outcome: DeliveryOutcome = { streamed: false, complete: true, response };
+  await beforeEnd(outcome);
+  res.end(text);
+  return outcome;
 }
 
 function safeResult(fn: () => NormalizedResponse): NormalizedResponse | undefined {
@@ -88,7 +95,7 @@ function safeResult(fn: () => NormalizedResponse): NormalizedResponse | undefine
 }
 
 /** Returns a final refusal as the provider sent it, telling the SDK not to multiply attempts. */
-export async function deliverFailure(res: Response, result: Extract<RepairLoopResult, { ok: false }>): Promise<void> {
+export function deliverFailure(res: Response, result: Extract<RepairLoopResult, { ok: false }>): void {
   copyHeaders(res, result.res.headers);
   res.setHeader('x-should-retry', 'false');
   res.status(result.res.status).end(result.bodyText);

@@ -162,30 +162,44 @@ export function modelCallHandler(app: AppContext, format: WireFormat) {
     recordEffectMetrics(app, ctx);
     if (!result.ok) {
       log.info({ status: result.res.status, attempts: result.attempts, retries: result.retries }, 'provider refused');
-      await deliverFailure(res, result);
-      await binding.recordResponse({
-        status: result.res.status,
-        ok: false,
-        error: result.bodyText.slice(0, 2000),
-        attempts: result.attempts,
-        retries: result.retries,
-      });
+      await recordSafely(() =>
+        binding.recordResponse({
+          status: result.res.status,
+          ok: false,
+          error: result.bodyText.slice(0, 2000),
+          attempts: result.attempts,
+          retries: result.retries,
+        }),
+      );
+      deliverFailure(res, result);
       return;
     }
-    const outcome = await deliverSuccess(res, result.res, adapter, abort.signal);
+    const outcome = await deliverSuccess(res, result.res, adapter, abort.signal, (o) =>
+      recordSafely(() =>
+        binding.recordResponse({
+          status: result.res.status,
+          ok: o.complete,
+          attempts: result.attempts,
+          retries: result.retries,
+          response: o.response,
+          error: o.complete ? undefined : 'stream ended before completion',
+        }),
+      ),
+    );
     log.info(
       { status: result.res.status, attempts: result.attempts, latencyMs: Math.round(app.clock.now() - startedAt), streamed: outcome.streamed },
       'model call done',
     );
-    await binding.recordResponse({
-      status: result.res.status,
-      ok: outcome.complete,
-      attempts: result.attempts,
-      retries: result.retries,
-      response: outcome.response,
-      error: outcome.complete ? undefined : 'stream ended before completion',
-    });
   };
+
+  /** The answer is worth more than its log line: a failed append is logged, never thrown at the client. */
+  async function recordSafely(fn: () => Promise<void>): Promise<void> {
+    try {
+      await fn();
+    } catch (err) {
+      app.logger.error({ err }, 'could not append the response to the chat log');
+    }
+  }
 }
 
 function setEffectHeaders(res: Response, ctx: CallContext): void {

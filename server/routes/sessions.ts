@@ -1,8 +1,20 @@
 import { Router, type Request } from 'express';
+import { z } from 'zod';
 import { OdaError } from '../../lib/errors.ts';
 import type { AppContext } from '../app-context.ts';
 import type { Caller } from '../auth.ts';
 import { parseJsonBody } from '../model-call.ts';
+
+/** The header metadata a client may give when it creates a chat; anything else is refused. */
+const createBody = z.strictObject({
+  id: z.unknown().optional(),
+  createdAt: z.unknown().optional(),
+  cwd: z.unknown().optional(),
+  parent: z.unknown().optional(),
+  origin: z.unknown().optional(),
+  depth: z.unknown().optional(),
+  preset: z.unknown().optional(),
+});
 
 function caller(res: { locals: Record<string, unknown> }): Caller {
   return res.locals.caller as Caller;
@@ -50,8 +62,19 @@ export function sessionsRoutes(app: AppContext): Router {
   r.post('/v1/sessions', async (req, res) => {
     const who = caller(res);
     const { body } = parseJsonBody(req.body);
-    const id = body.id === undefined ? `chat-${crypto.randomUUID()}` : body.id;
-    const { status, header } = await app.chatLog.createChat({ ...body, id, ...(who.team ? { team: who.team } : {}) });
+    const parsed = createBody.safeParse(body);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const where = issue.path.join('.') || 'body';
+      throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, `${where}: ${issue.message}`, { param: where });
+    }
+    const id = parsed.data.id ?? `chat-${crypto.randomUUID()}`;
+    // Only metadata a client may set; version, seeding and team are the gateway's.
+    const { status, header } = await app.chatLog.createChat({
+      ...body,
+      id,
+      ...(who.team ? { team: who.team } : {}),
+    });
     if (status === 'exists') {
       if (!visible(header.team, who)) throw notFound(String(id));
       throw new OdaError('ODA_ERR_INVALID_REQUEST', 409, `a chat with id "${String(id)}" already exists`, { param: 'id' });
