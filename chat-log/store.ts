@@ -27,6 +27,21 @@ export interface StoredCheckpoint {
   state: unknown;
 }
 
+/** True when a stored value has the shape of a checkpoint (a damaged one is treated as absent). */
+export function isStoredCheckpoint(v: unknown): v is StoredCheckpoint {
+  if (typeof v !== 'object' || v === null) return false;
+  const c = v as Record<string, unknown>;
+  return (
+    typeof c.model === 'string' &&
+    typeof c.formatVersion === 'number' &&
+    typeof c.build === 'string' &&
+    typeof c.position === 'number' &&
+    Number.isSafeInteger(c.position) &&
+    c.position >= -1 &&
+    'state' in c
+  );
+}
+
 export interface LogBackend {
   /** Creates a chat; `seed` events (a branched chat) are copied in first, keeping their order. */
   create(header: Header, seed?: readonly Event[]): Promise<'created' | 'exists'>;

@@ -10,6 +10,7 @@ import { ProviderRegistry } from '../providers/registry.ts';
 import { UpstreamClient } from '../providers/upstream-client.ts';
 import type { LogBackend } from '../chat-log/store.ts';
 import { FileLogBackend } from '../chat-log/store-file.ts';
+import { RedisLogBackend } from '../chat-log/store-redis.ts';
 import { AttachmentStore } from '../chat-log/attachments.ts';
 import { ChatLog } from '../chat-log/chat-log.ts';
 import type { AppContext } from './app-context.ts';
@@ -19,6 +20,7 @@ import type { Config } from './config.ts';
 import { errorHandler } from './error-handler.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Metrics } from './metrics.ts';
+import { MemoryRateCounter, RedisRateCounter, rateLimit, type RateCounter } from './rate-limit.ts';
 import { chatCompletionsRoutes } from './routes/chat-completions.ts';
 import { countTokensRoutes } from './routes/count-tokens.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -34,7 +36,7 @@ export const BUILD = 'oda-gateway@0.1.0';
 export interface AppDeps {
   logger?: Logger;
   clock?: Clock;
-  /** The chat log backend; default: the file store under `dataDir`. */
+  /** The chat log backend; default: from `config.store` (the file store under `dataDir`, or Redis). */
   backend?: LogBackend;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
@@ -49,10 +51,27 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+/** The backend `config.store` names. Attachments stay in `attachmentsDir` either way. */
+function storeBackend(config: Readonly<Config>, logger: Logger): LogBackend {
+  if (config.store.kind === 'redis') {
+    return new RedisLogBackend({
+      url: config.store.url,
+      prefix: config.store.prefix,
+      onError: (err) => logger.warn({ error: err.message }, 'redis connection error'),
+    });
+  }
+  return new FileLogBackend({ dataDir: config.dataDir });
+}
+
+/** Rate counts are shared through Redis when the chats are, so replicas share one budget. */
+function rateCounter(backend: LogBackend): RateCounter {
+  return backend instanceof RedisLogBackend ? new RedisRateCounter((op) => backend.run(op), backend.prefix) : new MemoryRateCounter();
+}
+
 export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway {
   const logger = deps.logger ?? createLogger(config.logLevel);
   const clock = deps.clock ?? systemClock;
-  const backend = deps.backend ?? new FileLogBackend({ dataDir: config.dataDir });
+  const backend = deps.backend ?? storeBackend(config, logger);
   const chatLog = new ChatLog({
     backend,
     attachments: new AttachmentStore({ dir: config.attachmentsDir }),
@@ -94,6 +113,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
   app.use(metricsRoutes(context));
   app.use(openapiRoutes());
   app.use(authenticate(config));
+  app.use(rateLimit(config, rateCounter(backend), clock));
   app.use(express.raw({ type: () => true, limit: config.server.bodyLimit }));
   app.use(chatCompletionsRoutes(context));
   app.use(messagesRoutes(context));

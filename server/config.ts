@@ -111,7 +111,12 @@ export const configSchema = z.strictObject({
   store: z
     .discriminatedUnion('kind', [
       z.strictObject({ kind: z.literal('file') }),
-      z.strictObject({ kind: z.literal('redis'), url: z.string().regex(/^rediss?:\/\//, 'expected redis://host:port') }),
+      z.strictObject({
+        kind: z.literal('redis'),
+        url: z.string().regex(/^rediss?:\/\//, 'expected redis://host:port'),
+        /** Prefix of every key, so several gateways can share one Redis. */
+        prefix: z.string().regex(/^[A-Za-z0-9._:{}-]{0,64}$/, 'expected 0-64 of A-Za-z0-9._:{}-').default('oda:'),
+      }),
     ])
     .default({ kind: 'file' }),
   providers: z.array(providerSchema).default([]),

@@ -1,0 +1,357 @@
+/**
+ * The shared chat-log backend for several gateway replicas: everything a chat has lives in Redis.
+ * Keys (all under `prefix`, default `oda:`):
+ *   chats                   set of every chat id (for `list()`)
+ *   chat:<id>:header        the header, as its JSON line
+ *   chat:<id>:events        list of event JSON lines; index = seq, so LLEN is the count
+ *   chat:<id>:last          time of the last append (lastActivityAt)
+ *   chat:<id>:checkpoints   hash: read model name -> checkpoint JSON
+ *   chat:<id>:lock          the cross-replica chat lock (see redis-lock.ts)
+ * A batch is checked exactly like the file store does (event-batch.ts) before anything is sent,
+ * then written by one script that first compares the list's length with the count the batch was
+ * numbered from: two replicas can never interleave or duplicate, a loser renumbers and tries again.
+ * The connection is set to fail fast (no offline queue, one retry, timeouts): while Redis is
+ * unreachable every call is a 503 ODA_ERR_STORE_UNAVAILABLE within about a second, never a hang.
+ */
+import { Redis } from 'ioredis';
+import { OdaError, isOdaError } from '../lib/errors.ts';
+import { isStoredCheckpoint, type ChatSummary, type LogBackend, type StoredCheckpoint } from './store.ts';
+import { header as headerSchema, type Event, type Header, type NewEvent } from './format/v4.ts';
+import { KeyedMutex } from './keyed-mutex.ts';
+import { assertChatId, isChatId } from './chat-id.ts';
+import { headerLine, prepareBatch, prepareSeed, parseEventLine } from './event-batch.ts';
+import { RedisLock } from './redis-lock.ts';
+
+export interface RedisLogBackendOptions {
+  /** `redis://[user:password@]host:port[/db]` or `rediss://...` */
+  url: string;
+  /** Prefix of every key, so several gateways (or tests) can share one Redis. Default `oda:`. */
+  prefix?: string;
+  /** How long a call waits for a (re)connection before answering 503. Default 1000 ms. */
+  readyWaitMs?: number;
+  /** TCP connect timeout. Default 2000 ms. */
+  connectTimeoutMs?: number;
+  /** A command without a reply in this time fails (a stalled Redis). Default 5000 ms. */
+  commandTimeoutMs?: number;
+  /** Lease of a chat lock, renewed while held. Default 10000 ms. */
+  lockTtlMs?: number;
+  /** How long a request waits for a chat's lock before a 503. Default 10000 ms. */
+  lockWaitMs?: number;
+  /** Told about the first connection error after each stretch of being connected. */
+  onError?: (err: Error) => void;
+}
+
+const PREFIX_RE = /^[A-Za-z0-9._:{}-]{0,64}$/;
+
+const CREATE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('DEL', KEYS[2])
+for i = 4, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[3], ARGV[3])
+redis.call('SADD', KEYS[4], ARGV[1])
+return 1`;
+
+const APPEND = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
+local n = redis.call('LLEN', KEYS[2])
+if n ~= tonumber(ARGV[1]) then return {0, n} end
+for i = 3, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+redis.call('SET', KEYS[3], ARGV[2])
+return {1, n + #ARGV - 2}`;
+
+/** Renumbering rounds an append may lose to other replicas before it gives up. */
+const MAX_APPEND_ROUNDS = 100;
+
+const notFound = (id: string) => new OdaError('ODA_ERR_NOT_FOUND', 404, `chat ${id} not found`);
+
+function unavailable(detail: string, cause?: unknown): OdaError {
+  return new OdaError('ODA_ERR_STORE_UNAVAILABLE', 503, `the chat store (Redis) is unavailable: ${detail}`, {
+    cause,
+    headers: { 'retry-after': '1' },
+  });
+}
+
+/** Lines of a prepared batch, one per event, without their newline. */
+function linesOf(text: string): string[] {
+  const lines = text.split('\n');
+  lines.pop();
+  return lines;
+}
+
+function parseOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Results of a MULTI, each checked for its own error. */
+function results(replies: Array<[Error | null, unknown]> | null): unknown[] {
+  if (!replies) throw unavailable('transaction aborted');
+  return replies.map(([err, value]) => {
+    if (err) throw err;
+    return value;
+  });
+}
+
+/** Chat log state of every replica in one Redis; see the file comment. */
+export class RedisLogBackend implements LogBackend {
+  readonly prefix: string;
+  private readonly redis: Redis;
+  private readonly opts: Required<Omit<RedisLogBackendOptions, 'onError' | 'prefix' | 'url'>>;
+  private readonly appendMutex = new KeyedMutex();
+  private readonly lockMutex = new KeyedMutex();
+  private readonly lock: RedisLock;
+  /** Headers never change once created, so each is read from Redis once. */
+  private readonly headers = new Map<string, Header>();
+  private waitingForReady: Promise<boolean> | undefined;
+  private errorReported = false;
+  private closed = false;
+
+  constructor(opts: RedisLogBackendOptions) {
+    const prefix = opts.prefix ?? 'oda:';
+    if (!PREFIX_RE.test(prefix)) {
+      throw new OdaError('ODA_ERR_CONFIG', 500, 'redis key prefix must be 0-64 of A-Za-z0-9._:{}-');
+    }
+    this.prefix = prefix;
+    this.opts = {
+      readyWaitMs: opts.readyWaitMs ?? 1000,
+      connectTimeoutMs: opts.connectTimeoutMs ?? 2000,
+      commandTimeoutMs: opts.commandTimeoutMs ?? 5000,
+      lockTtlMs: opts.lockTtlMs ?? 10_000,
+      lockWaitMs: opts.lockWaitMs ?? 10_000,
+    };
+    this.redis = new Redis(opts.url, {
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      connectTimeout: this.opts.connectTimeoutMs,
+      commandTimeout: this.opts.commandTimeoutMs,
+      // Keep reconnecting (at most once a second) so the gateway recovers when Redis is back.
+      retryStrategy: (times) => Math.min(100 * times, 1000),
+    });
+    this.redis.on('error', (err: Error) => {
+      if (this.errorReported) return;
+      this.errorReported = true;
+      opts.onError?.(err);
+    });
+    this.redis.on('ready', () => {
+      this.errorReported = false;
+    });
+    this.lock = new RedisLock((op) => this.run(op), {
+      ttlMs: this.opts.lockTtlMs,
+      waitMs: this.opts.lockWaitMs,
+    });
+  }
+
+  private key(id: string, part: 'header' | 'events' | 'last' | 'checkpoints' | 'lock'): string {
+    return `${this.prefix}chat:${id}:${part}`;
+  }
+
+  private get chatsKey(): string {
+    return `${this.prefix}chats`;
+  }
+
+  /** Resolves true once connected, false when not connected within `readyWaitMs`. */
+  private connected(): Promise<boolean> {
+    if (this.redis.status === 'ready') return Promise.resolve(true);
+    if (this.closed || this.redis.status === 'end') return Promise.resolve(false);
+    this.waitingForReady ??= new Promise<boolean>((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        this.redis.off('ready', onReady);
+        this.waitingForReady = undefined;
+        resolve(ok);
+      };
+      const onReady = () => done(true);
+      const timer = setTimeout(() => done(false), this.opts.readyWaitMs);
+      this.redis.on('ready', onReady);
+    });
+    return this.waitingForReady;
+  }
+
+  /**
+   * Runs one operation on the connection. Not connected, a dropped connection or a timeout is a
+   * 503 ODA_ERR_STORE_UNAVAILABLE; errors Redis itself replies with (a bug) stay as they are.
+   */
+  async run<T>(op: (redis: Redis) => Promise<T>): Promise<T> {
+    if (this.closed) throw unavailable('the store is closed');
+    if (!(await this.connected())) throw unavailable(`not connected (${this.redis.status})`);
+    try {
+      return await op(this.redis);
+    } catch (err) {
+      if (isOdaError(err) || (err instanceof Error && err.name === 'ReplyError')) throw err;
+      throw unavailable(err instanceof Error ? err.message : String(err), err);
+    }
+  }
+
+  async create(header: Header, seed: readonly Event[] = []): Promise<'created' | 'exists'> {
+    assertChatId(header.id);
+    const line = headerLine(header).slice(0, -1);
+    const prepared = prepareSeed(seed);
+    const lastAt = prepared.events.at(-1)?.at ?? header.createdAt;
+    const id = header.id;
+    return this.appendMutex.run(id, async () => {
+      const created = await this.run((r) =>
+        r.eval(
+          CREATE,
+          4,
+          this.key(id, 'header'),
+          this.key(id, 'events'),
+          this.key(id, 'last'),
+          this.chatsKey,
+          id,
+          line,
+          String(lastAt),
+          ...linesOf(prepared.text),
+        ),
+      );
+      return created === 1 ? 'created' : 'exists';
+    });
+  }
+
+  async header(id: string): Promise<Header | undefined> {
+    if (!isChatId(id)) return undefined;
+    const known = this.headers.get(id);
+    if (known) return known;
+    const text = await this.run((r) => r.get(this.key(id, 'header')));
+    if (text === null) return undefined;
+    let parsed: Header;
+    try {
+      parsed = headerSchema.parse(JSON.parse(text)) as Header;
+    } catch (err) {
+      throw new OdaError('ODA_ERR_LOG_READ', 500, `chat log ${id} has a damaged header`, { cause: err });
+    }
+    this.headers.set(id, parsed);
+    return parsed;
+  }
+
+  async append(id: string, events: readonly NewEvent[], now: number): Promise<Event[]> {
+    assertChatId(id);
+    // In process, appends of one chat queue here; across replicas the script's count check decides.
+    return this.appendMutex.run(id, async () => {
+      for (let round = 0; round < MAX_APPEND_ROUNDS; round++) {
+        const count = await this.count(id);
+        const batch = prepareBatch(events, count, now);
+        if (batch.events.length === 0) return [];
+        const reply = await this.run((r) =>
+          r.eval(
+            APPEND,
+            3,
+            this.key(id, 'header'),
+            this.key(id, 'events'),
+            this.key(id, 'last'),
+            String(count),
+            String(now),
+            ...linesOf(batch.text),
+          ),
+        );
+        const [status] = reply as [number, number];
+        if (status === 1) return batch.events;
+        if (status === -1) throw notFound(id);
+        // Another replica appended after we counted: number the batch again from the new count.
+      }
+      throw unavailable(`chat ${id} kept changing under ${MAX_APPEND_ROUNDS} append attempts`);
+    });
+  }
+
+  async read(id: string, offset: number, length?: number): Promise<Event[]> {
+    assertChatId(id);
+    if (length === 0) {
+      await this.count(id);
+      return [];
+    }
+    const end = length === undefined ? -1 : offset + length - 1;
+    const [exists, lines] = await this.run(async (r) =>
+      results(
+        await r.multi().exists(this.key(id, 'header')).lrange(this.key(id, 'events'), offset, end).exec(),
+      ),
+    );
+    if (exists !== 1) throw notFound(id);
+    return (lines as string[]).map((line, i) => parseEventLine(line, id, offset + i));
+  }
+
+  async count(id: string): Promise<number> {
+    assertChatId(id);
+    const [exists, n] = await this.run(async (r) =>
+      results(await r.multi().exists(this.key(id, 'header')).llen(this.key(id, 'events')).exec()),
+    );
+    if (exists !== 1) throw notFound(id);
+    return n as number;
+  }
+
+  async list(): Promise<ChatSummary[]> {
+    const ids = (await this.run((r) => r.smembers(this.chatsKey))).filter(isChatId).sort();
+    if (ids.length === 0) return [];
+    const replies = await this.run(async (r) => {
+      const p = r.pipeline();
+      for (const id of ids)
+        p.get(this.key(id, 'header')).llen(this.key(id, 'events')).get(this.key(id, 'last'));
+      return results(await p.exec());
+    });
+    const out: ChatSummary[] = [];
+    ids.forEach((id, i) => {
+      const [text, count, last] = replies.slice(i * 3, i * 3 + 3) as [string | null, number, string | null];
+      if (text === null) return;
+      const parsed = headerSchema.safeParse(parseOrUndefined(text));
+      if (!parsed.success || parsed.data.id !== id) return;
+      const h = parsed.data;
+      const summary: ChatSummary = {
+        id,
+        createdAt: h.createdAt,
+        eventCount: count,
+        lastActivityAt: last === null ? h.createdAt : Number(last),
+      };
+      if (h.parent !== undefined) summary.parent = h.parent;
+      if (h.team !== undefined) summary.team = h.team;
+      out.push(summary);
+    });
+    return out;
+  }
+
+  async withLock<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    assertChatId(id);
+    // Holders in this process queue locally, so only one of them at a time polls Redis.
+    return this.lockMutex.run(id, () => this.lock.hold(this.key(id, 'lock'), `chat ${id}`, fn));
+  }
+
+  async getCheckpoint(id: string, model: string): Promise<StoredCheckpoint | undefined> {
+    assertChatId(id);
+    assertChatId(model, 'read model name');
+    const text = await this.run((r) => r.hget(this.key(id, 'checkpoints'), model));
+    if (text === null) return undefined;
+    try {
+      const parsed: unknown = JSON.parse(text);
+      // A damaged checkpoint is only a missed shortcut: the state is rebuilt from the log.
+      return isStoredCheckpoint(parsed) && parsed.model === model ? parsed : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async putCheckpoint(id: string, checkpoint: StoredCheckpoint): Promise<void> {
+    assertChatId(id);
+    assertChatId(checkpoint.model, 'read model name');
+    await this.run((r) => r.hset(this.key(id, 'checkpoints'), checkpoint.model, JSON.stringify(checkpoint)));
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      return (await this.run((r) => r.ping())) === 'PONG';
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.appendMutex.idle();
+    this.closed = true;
+    if (this.redis.status === 'ready') {
+      await this.redis.quit().catch(() => this.redis.disconnect());
+    } else {
+      this.redis.disconnect();
+    }
+  }
+}
