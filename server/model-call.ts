@@ -47,6 +47,11 @@ export function modelCallHandler(app: AppContext, format: WireFormat) {
   return async function modelCall(req: Request, res: Response): Promise<void> {
     const requestId = (res.locals.requestId as string | undefined) ?? randomUUID();
     const startedAt = app.clock.now();
+    // Abort the upstream call when the client goes away before the answer is complete.
+    const abort = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
     const { raw, body } = parseJsonBody(req.body);
     const shape = bodyShape.safeParse(body);
     if (!shape.success) {
@@ -103,12 +108,6 @@ export function modelCallHandler(app: AppContext, format: WireFormat) {
     };
     await runPipeline(ctx);
 
-    // Abort the upstream call when the client goes away before the answer is complete.
-    const abort = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) abort.abort();
-    });
-
     const url = adapter.upstreamUrl(provider.config.baseUrl, req.originalUrl);
     const headers = upstreamHeaders(req.headers, adapter, provider.config.apiKey, app.passThroughCredentials);
     let upstreamStarted = 0;
@@ -140,11 +139,13 @@ export function modelCallHandler(app: AppContext, format: WireFormat) {
     } catch (e) {
       const err = e instanceof UpstreamError ? e : undefined;
       await binding.recordResponse({ status: 0, ok: false, error: err?.message ?? String(e), attempts: 1, retries: 0 }).catch(() => {});
-      if (err?.code === 'aborted') {
+      // A failed repair (e.g. a trim the log could not record) is the gateway's own error, not the provider's.
+      if (!err) throw e;
+      if (err.code === 'aborted') {
         log.info('client went away before the provider answered');
         return;
       }
-      if (err?.code === 'timeout') {
+      if (err.code === 'timeout') {
         throw new OdaError('ODA_ERR_UPSTREAM_TIMEOUT', 504, `provider "${provider.config.name}" timed out: ${err.message}`, {
           cause: e,
           headers: { 'x-should-retry': 'false' },
@@ -153,7 +154,7 @@ export function modelCallHandler(app: AppContext, format: WireFormat) {
       throw new OdaError(
         'ODA_ERR_UPSTREAM_UNREACHABLE',
         502,
-        `provider "${provider.config.name}" is unreachable: ${err?.message ?? String(e)}`,
+        `provider "${provider.config.name}" is unreachable: ${err.message}`,
         { cause: e, headers: { 'x-should-retry': 'false' } },
       );
     }
