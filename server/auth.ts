@@ -21,15 +21,22 @@ export function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** The credential a client sends, from `Authorization: Bearer` or `x-api-key`. */
-export function presentedKey(headers: IncomingHttpHeaders): string | undefined {
+/** The credentials a client sends, `Authorization: Bearer` first, then `x-api-key`. */
+export function presentedKeys(headers: IncomingHttpHeaders): string[] {
+  const keys: string[] = [];
   const auth = headers.authorization;
   if (typeof auth === 'string') {
     const m = /^Bearer\s+(.+)$/i.exec(auth.trim());
-    if (m) return m[1]!.trim();
+    if (m) keys.push(m[1]!.trim());
   }
   const x = headers['x-api-key'];
-  return typeof x === 'string' && x.trim() ? x.trim() : undefined;
+  if (typeof x === 'string' && x.trim()) keys.push(x.trim());
+  return keys;
+}
+
+/** The credential a client sends, from `Authorization: Bearer` or `x-api-key`. */
+export function presentedKey(headers: IncomingHttpHeaders): string | undefined {
+  return presentedKeys(headers)[0];
 }
 
 function digestEquals(a: string, b: string): boolean {
@@ -51,15 +58,18 @@ export function resolveCaller(config: Pick<Config, 'teams' | 'adminKeys'>, heade
   if (!key) {
     throw new OdaError('ODA_ERR_UNAUTHORIZED', 401, 'a team key is required (Authorization: Bearer <key> or x-api-key)');
   }
-  const digest = `sha256:${sha256Hex(key)}`;
   let found: Caller | undefined;
-  // Compare against every key so timing does not reveal which team matched.
-  for (const admin of config.adminKeys) {
-    if (digestEquals(admin, digest)) found = { team: undefined, admin: true, identity: 'admin' };
-  }
-  for (const team of teams) {
-    for (const k of team.keys) {
-      if (digestEquals(k, digest) && !found) found = { team: team.name, admin: false, identity: `team:${team.name}` };
+  // A client may send a team key in either header (some send another token in the other one).
+  for (const candidate of presentedKeys(headers)) {
+    const digest = `sha256:${sha256Hex(candidate)}`;
+    // Compare against every key so timing does not reveal which team matched.
+    for (const admin of config.adminKeys) {
+      if (digestEquals(admin, digest) && !found) found = { team: undefined, admin: true, identity: 'admin' };
+    }
+    for (const team of teams) {
+      for (const k of team.keys) {
+        if (digestEquals(k, digest) && !found) found = { team: team.name, admin: false, identity: `team:${team.name}` };
+      }
     }
   }
   if (!found) throw new OdaError('ODA_ERR_UNAUTHORIZED', 401, 'invalid team key');

@@ -18,6 +18,7 @@ import type { Caller } from './auth.ts';
 import type { Config } from './config.ts';
 import type { Clock } from '../lib/clock.ts';
 import { derivedSessionId, requestedSessionId, SESSION_ID_RE } from './session-id.ts';
+import { scopedChatId, visibleTo } from './team-scope.ts';
 
 export interface BindInput {
   requestId: string;
@@ -99,7 +100,7 @@ export class ChatBinder {
     const messages = await this.chatLog.storeImages(normalized.messages);
     const digests = messages.map((m) => this.chatLog.messageDigest(m));
     const requested = requestedSessionId(input.headers, input.body);
-    const baseId = this.scopedId(
+    const baseId = scopedChatId(
       requested?.id ??
         derivedSessionId({
           caller: input.caller.identity,
@@ -110,6 +111,11 @@ export class ChatBinder {
       input.caller,
     );
     const meta = headerMetadata(input.headers, input.caller);
+    // Only an admin-made or pre-teams chat can sit in a team's namespace; it is not the team's.
+    const existing = await this.chatLog.header(baseId);
+    if (existing && !visibleTo(existing.team, input.caller)) {
+      throw new OdaError('ODA_ERR_NOT_FOUND', 404, `no chat with id "${baseId}"`, { param: 'x-session-id' });
+    }
 
     const request: NewEvent = {
       type: 'request',
@@ -125,18 +131,6 @@ export class ChatBinder {
     };
     const { chatId, state } = await this.appendIncoming(baseId, meta, messages, digests, request);
     return this.binding(chatId, state, input);
-  }
-
-  /**
-   * A team's chat ids live in the team's own namespace: another team sending the same id gets its
-   * own chat, never the other team's. Admins and open gateways use ids as given.
-   */
-  private scopedId(id: string, caller: Caller): string {
-    if (!caller.team) return id;
-    const prefix = `t.${caller.team}.`;
-    if (id.startsWith(prefix)) return id;
-    const scoped = `${prefix}${id}`;
-    return scoped.length <= 128 ? scoped : `${prefix}${createHash('sha256').update(id).digest('hex').slice(0, 32)}`;
   }
 
   private async ensureChat(id: string, meta: Record<string, unknown>, seed: readonly Event[] = []): Promise<void> {

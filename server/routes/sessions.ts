@@ -4,6 +4,8 @@ import { OdaError } from '../../lib/errors.ts';
 import type { AppContext } from '../app-context.ts';
 import type { Caller } from '../auth.ts';
 import { parseJsonBody } from '../model-call.ts';
+import { scopedChatId, visibleTo } from '../team-scope.ts';
+import { assertChatId, isChatId } from '../../chat-log/chat-id.ts';
 
 /** The header metadata a client may give when it creates a chat; anything else is refused. */
 const createBody = z.strictObject({
@@ -20,14 +22,11 @@ function caller(res: { locals: Record<string, unknown> }): Caller {
   return res.locals.caller as Caller;
 }
 
-/** A chat is visible to its own team and to admins; on an open gateway to everyone. */
-function visible(team: string | undefined, who: Caller): boolean {
-  return who.admin || who.team === undefined || team === who.team;
-}
-
-function chatIdParam(req: Request): string {
+/** The chat the path names for the caller (team ids are scoped); a malformed id is a 400. */
+function chatIdParam(req: Request, who: Caller): string {
   const id = req.params.id;
-  return typeof id === 'string' ? id : '';
+  assertChatId(id);
+  return scopedChatId(id, who);
 }
 
 /**
@@ -40,7 +39,7 @@ export function sessionsRoutes(app: AppContext): Router {
 
   async function visibleHeader(id: string, who: Caller) {
     const header = await app.chatLog.header(id);
-    if (!header || !visible(header.team, who)) throw notFound(id);
+    if (!header || !visibleTo(header.team, who)) throw notFound(id);
     return header;
   }
 
@@ -48,7 +47,7 @@ export function sessionsRoutes(app: AppContext): Router {
     const who = caller(res);
     const all = await app.chatLog.list();
     const sessions = all
-      .filter((s) => visible(s.team, who))
+      .filter((s) => visibleTo(s.team, who))
       .map(({ id, createdAt, parent, eventCount, lastActivityAt }) => ({
         id,
         createdAt,
@@ -68,7 +67,9 @@ export function sessionsRoutes(app: AppContext): Router {
       const where = issue.path.join('.') || 'body';
       throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, `${where}: ${issue.message}`, { param: where });
     }
-    const id = parsed.data.id ?? `chat-${crypto.randomUUID()}`;
+    const given = parsed.data.id ?? `chat-${crypto.randomUUID()}`;
+    // A team's chat goes into its namespace, where its model calls with the same id will find it.
+    const id = typeof given === 'string' && isChatId(given) ? scopedChatId(given, who) : given;
     // Only metadata a client may set; version, seeding and team are the gateway's.
     const { status, header } = await app.chatLog.createChat({
       ...body,
@@ -76,21 +77,21 @@ export function sessionsRoutes(app: AppContext): Router {
       ...(who.team ? { team: who.team } : {}),
     });
     if (status === 'exists') {
-      if (!visible(header.team, who)) throw notFound(String(id));
+      if (!visibleTo(header.team, who)) throw notFound(String(id));
       throw new OdaError('ODA_ERR_INVALID_REQUEST', 409, `a chat with id "${String(id)}" already exists`, { param: 'id' });
     }
     res.status(201).json({ header });
   });
 
   r.get('/v1/sessions/:id', async (req, res) => {
-    const id = chatIdParam(req);
+    const id = chatIdParam(req, caller(res));
     const header = await visibleHeader(id, caller(res));
     const snapshot = await app.chatLog.snapshot(id);
     res.json({ header, snapshot });
   });
 
   r.get('/v1/sessions/:id/events', async (req, res) => {
-    const id = chatIdParam(req);
+    const id = chatIdParam(req, caller(res));
     await visibleHeader(id, caller(res));
     const q = req.query as Record<string, unknown>;
     const events = await app.chatLog.read(id, q.offset, q.length);

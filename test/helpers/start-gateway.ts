@@ -1,7 +1,10 @@
 /**
  * Starts a real gateway (createApp on an ephemeral port) in front of a real fake provider, with its
  * data in a fresh temp dir. Tests assert on what the client got and on what the provider received.
+ * With ODA_TEST_STORE=redis (and REDIS_URL) the chat log lives in Redis under a prefix of its own,
+ * removed on close: `npm test` runs the e2e suite once per store.
  */
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +14,11 @@ import { createApp, type AppDeps, type Gateway } from '../../server/app.ts';
 import { parseConfig, type ConfigInput } from '../../server/config.ts';
 import { ManualClock } from '../../lib/clock.ts';
 import { FakeProvider, type FakeProviderOptions } from '../fake-provider/fake-provider.ts';
+import { RedisLogBackend } from '../../chat-log/store-redis.ts';
+import { dropPrefix, uniquePrefix } from './redis-test.ts';
+
+/** True when this run keeps the e2e gateways' chat logs in Redis. */
+export const testStoreIsRedis = process.env.ODA_TEST_STORE === 'redis' && Boolean(process.env.REDIS_URL);
 
 export interface TestGateway {
   /** Base URL of the gateway, e.g. http://127.0.0.1:40123 */
@@ -48,7 +56,15 @@ export async function startGateway(
     retries: { maxRetries: 2, initialDelayMs: 1, maxDelayMs: 4 },
     ...opts.config,
   });
+  // Gateways given the same dataDir share their chats (a restart); each other gateway has its own.
+  const redisPrefix =
+    testStoreIsRedis && !opts.deps?.backend
+      ? opts.dataDir
+        ? `oda-test:e2e:${createHash('sha256').update(opts.dataDir).digest('hex').slice(0, 16)}:`
+        : uniquePrefix('e2e')
+      : undefined;
   const gateway = createApp(config, {
+    ...(redisPrefix ? { backend: new RedisLogBackend({ url: process.env.REDIS_URL!, prefix: redisPrefix }) } : {}),
     clock,
     sleep: async (ms) => {
       sleeps.push(ms);
@@ -73,6 +89,7 @@ export async function startGateway(
       await gateway.close();
       if (!opts.fakeProvider) await fake.close();
       if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      if (redisPrefix && !opts.dataDir) await dropPrefix(redisPrefix);
     },
   };
 }
