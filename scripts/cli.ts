@@ -3,6 +3,7 @@
  * two words mapped to a function; add one by adding a line to `COMMANDS`.
  */
 import { fileURLToPath } from 'node:url';
+import { keysNew } from '../server/cli-keys.ts';
 import { logCheck } from '../chat-log/cli-check.ts';
 import { logRead } from '../chat-log/cli-read.ts';
 
@@ -32,12 +33,15 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     summary: 'print part of a chat log as JSON lines',
     run: logRead,
   },
+  'keys new': {
+    usage: 'keys new [--json]',
+    summary: 'make a random team or admin key and print it with its sha256 for the config',
+    run: keysNew,
+  },
 };
 
 /** Commands announced in the usage that this build does not have yet. */
-export const PLANNED: Readonly<Record<string, string>> = {
-  'keys new': 'keys new',
-};
+export const PLANNED: Readonly<Record<string, string>> = {};
 
 export const consoleIo: CliIo = {
   out: (line) => process.stdout.write(`${line}\n`),
