@@ -13,12 +13,7 @@ import type {
   ToolResultRef,
   WirePath,
 } from '../request-view.ts';
-
-type Obj = Record<string, unknown>;
-
-function isObj(value: unknown): value is Obj {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import { isObj, type Obj } from '../wire-json.ts';
 
 interface EditState {
   changed: boolean;

@@ -15,29 +15,10 @@ import type {
   StreamAccumulator,
 } from '../provider.ts';
 import { openaiImageSource, parseDataUrl } from './request-view.ts';
+import { isObj, str, type Obj } from '../wire-json.ts';
+import { canonicalJson } from '../../chat-log/canonical-json.ts';
 
-type Obj = Record<string, unknown>;
 type ToolResultContent = Extract<PendingContentPart, { kind: 'tool-result' }>['content'][number];
-
-function isObj(value: unknown): value is Obj {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function str(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
-}
-
-/** JSON with object keys sorted at every depth, so equal definitions hash equally. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null)).join(',')}]`;
-  if (isObj(value)) {
-    const keys = Object.keys(value)
-      .filter((key) => value[key] !== undefined)
-      .sort();
-    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
 
 /** A tool by name and the sha256 of its canonical definition. */
 function toolRef(tool: Obj): ToolRef | undefined {

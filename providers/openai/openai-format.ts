@@ -2,7 +2,11 @@ import type { FormatAdapter } from '../provider.ts';
 import { openaiErrorBody } from './openai-error.ts';
 import { classifyOpenaiRefusal } from './openai-refusal-classifier.ts';
 import { createOpenaiRequestView } from './request-view.ts';
-import { createOpenaiStreamAccumulator, normalizeOpenaiRequest, normalizeOpenaiResponse } from './normalize.ts';
+import {
+  createOpenaiStreamAccumulator,
+  normalizeOpenaiRequest,
+  normalizeOpenaiResponse,
+} from './normalize.ts';
 
 /**
  * The OpenAI Chat Completions wire format (also OpenAI-compatible servers).
@@ -20,5 +24,6 @@ export const openaiFormat: FormatAdapter = {
   errorBody: openaiErrorBody,
   authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
   // The base URL ends in /v1 (as the SDK's does); client paths start with /v1.
-  upstreamUrl: (baseUrl, clientPath) => `${baseUrl.replace(/\/+$/, '')}${clientPath.replace(/^\/v1(?=\/)/, '')}`,
+  upstreamUrl: (baseUrl, clientPath) =>
+    `${baseUrl.replace(/\/+$/, '')}${clientPath.replace(/^\/v1(?=\/)/, '')}`,
 };
