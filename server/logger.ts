@@ -4,11 +4,19 @@ import { pino, type Logger } from 'pino';
 export const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers["x-api-key"]',
+  'req.headers["api-key"]',
   'headers.authorization',
   'headers["x-api-key"]',
+  'headers["api-key"]',
+  '*.headers.authorization',
+  '*.headers["x-api-key"]',
+  '*.headers["api-key"]',
   'apiKey',
   '*.apiKey',
+  'providers[*].apiKey',
   'config.providers[*].apiKey',
+  'store.url',
+  'config.store.url',
 ];
 
 /** The gateway's structured logger (pino); secrets are redacted. */
