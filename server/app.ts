@@ -18,6 +18,7 @@ import { authenticate } from './auth.ts';
 import { ChatBinder } from './chat-binder.ts';
 import type { Config } from './config.ts';
 import { errorHandler } from './error-handler.ts';
+import { jsonLimits } from './json-limits.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Metrics } from './metrics.ts';
 import { MemoryRateCounter, RedisRateCounter, rateLimit, type RateCounter } from './rate-limit.ts';
@@ -115,6 +116,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
   app.use(authenticate(config));
   app.use(rateLimit(config, rateCounter(backend), clock));
   app.use(express.raw({ type: () => true, limit: config.server.bodyLimit }));
+  app.use(jsonLimits());
   app.use(chatCompletionsRoutes(context));
   app.use(messagesRoutes(context));
   app.use(countTokensRoutes(context));

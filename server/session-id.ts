@@ -58,7 +58,8 @@ export function requestedSessionId(
 ): SessionIdSource | undefined {
   const explicit = one(headers, 'x-session-id');
   if (explicit !== undefined) {
-    if (!SESSION_ID_RE.test(explicit)) {
+    // `.` and `..` match the alphabet but name no chat: a chat id is also a file name.
+    if (!SESSION_ID_RE.test(explicit) || explicit === '.' || explicit === '..') {
       throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, 'x-session-id must be 1-128 characters of A-Za-z0-9._:-', {
         param: 'x-session-id',
       });
