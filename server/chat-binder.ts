@@ -79,10 +79,13 @@ function headerMetadata(headers: IncomingHttpHeaders, caller: Caller): Record<st
   return meta;
 }
 
-/** The id of the branch that continues `base` with the incoming history up to the divergent message. */
+/**
+ * The id of the branch that continues `base` with the incoming history up to the divergent message.
+ * Built only from chat-id characters (`A-Za-z0-9._:-`), so the branch can be created and named back.
+ */
 function branchId(base: string, digests: readonly string[]): string {
   const h = createHash('sha256').update(digests.join('\n')).digest('hex').slice(0, 12);
-  return `${base.slice(0, 128 - 14)}~b${h}`;
+  return `${base.slice(0, 128 - 14)}.b${h}`;
 }
 
 const sameTools = (a: readonly ToolRef[], b: readonly ToolRef[]) =>
@@ -130,7 +133,7 @@ export class ChatBinder {
         : {}),
     };
     const { chatId, state } = await this.appendIncoming(baseId, meta, messages, digests, request);
-    return this.binding(chatId, state, input);
+    return this.binding(chatId, state, input, messages.length);
   }
 
   private async ensureChat(id: string, meta: Record<string, unknown>, seed: readonly Event[] = []): Promise<void> {
@@ -190,7 +193,8 @@ export class ChatBinder {
     return this.appendIncoming(childId, meta, messages, digests, request, depth + 1);
   }
 
-  private binding(chatId: string, state: ChatState, input: BindInput): ChatBinding {
+  /** `answerAt`: the index, among the chat's messages, of the answer this request will get. */
+  private binding(chatId: string, state: ChatState, input: BindInput, answerAt: number): ChatBinding {
     const d = state.decisions;
     const decisions: ChatDecisions = {
       trims: Object.values(d.trims).sort((a, b) => a.seq - b.seq),
@@ -230,24 +234,31 @@ export class ChatBinder {
       },
       record,
       async recordResponse(r) {
-        const events: NewEvent[] = [];
-        if (r.response) {
-          events.push({ type: 'message', role: 'model', content: (await chatLog.storeImages([r.response.message]))[0]!.content, source: { kind: 'provider' } });
-        }
-        events.push({
-          type: 'response',
-          requestId: input.requestId,
-          startedAt: input.startedAt,
-          status: r.status,
-          ok: r.ok,
-          ...(r.response?.model ? { model: r.response.model } : {}),
-          ...(r.response?.stopReason ? { stopReason: r.response.stopReason } : {}),
-          ...(r.response?.usage ? { usage: r.response.usage } : {}),
-          attempts: r.attempts,
-          latencyMs: Math.max(0, Math.round(clock.now() - input.startedAt)),
-          ...(r.error ? { error: r.error } : {}),
+        const message = r.response ? (await chatLog.storeImages([r.response.message]))[0]! : undefined;
+        // Under the chat's lock, like the appends of incoming messages: a concurrent request of the
+        // chat with a longer history may already have logged this very answer (its client sent it
+        // back), and then it is not logged a second time.
+        await chatLog.withChat(chatId, async (latest) => {
+          const events: NewEvent[] = [];
+          const logged = latest.messages.messages[answerAt];
+          if (message && logged?.digest !== chatLog.messageDigest(message)) {
+            events.push({ type: 'message', role: 'model', content: message.content, source: { kind: 'provider' } });
+          }
+          events.push({
+            type: 'response',
+            requestId: input.requestId,
+            startedAt: input.startedAt,
+            status: r.status,
+            ok: r.ok,
+            ...(r.response?.model ? { model: r.response.model } : {}),
+            ...(r.response?.stopReason ? { stopReason: r.response.stopReason } : {}),
+            ...(r.response?.usage ? { usage: r.response.usage } : {}),
+            attempts: r.attempts,
+            latencyMs: Math.max(0, Math.round(clock.now() - input.startedAt)),
+            ...(r.error ? { error: r.error } : {}),
+          });
+          await chatLog.append(chatId, events);
         });
-        await chatLog.append(chatId, events);
       },
     };
   }
