@@ -83,10 +83,10 @@ describe('log check', () => {
         code: 1,
       },
     );
-    await assert.rejects(promisify(execFile)(process.execPath, [bin, 'keys', 'new']), (err: unknown) => {
+    await assert.rejects(promisify(execFile)(process.execPath, [bin, 'frobnicate']), (err: unknown) => {
       const e = err as { code?: number; stderr?: string };
       assert.equal(e.code, 2);
-      assert.match(e.stderr ?? '', /^keys new: not available yet$/m);
+      assert.match(e.stderr ?? '', /^frobnicate: not available yet$/m);
       assert.match(e.stderr ?? '', /^usage: oda-gateway <command>/m);
       return true;
     });
