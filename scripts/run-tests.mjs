@@ -79,11 +79,23 @@ const redis = await startRedis();
 const env = { ...process.env };
 if (redis.url) env.REDIS_URL = redis.url;
 else console.warn('redis-server not found and REDIS_URL unset: Redis-store tests will be skipped');
-const child = spawn(
-  process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', ...files],
-  { stdio: 'inherit', env, cwd: root },
-);
-const code = await new Promise((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
+function run(testFiles, extraEnv) {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...testFiles], {
+    stdio: 'inherit',
+    env: { ...env, ...extraEnv },
+    cwd: root,
+  });
+  return new Promise((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
+}
+
+let code = await run(files, {});
+// The end-to-end suite once more with the chat log in Redis (test/helpers/start-gateway.ts reads
+// ODA_TEST_STORE), so both stores pass the same behaviour tests.
+const e2e = files.filter((f) => f.startsWith(join('test', 'e2e') + '/'));
+if (redis.url && e2e.length > 0) {
+  console.log(`\n# end-to-end suite again with the Redis store (${e2e.length} files)`);
+  const again = await run(e2e, { ODA_TEST_STORE: 'redis' });
+  code = code || again;
+}
 redis.stop();
 process.exit(code);
