@@ -1,0 +1,7 @@
+/** What every benchmark gets from the runner. */
+export interface BenchContext {
+  /** A short pass: fewer rounds, shorter runs, smaller sizes where that keeps the point. */
+  readonly quick: boolean;
+  /** One line of progress on stderr (the report itself goes to stdout). */
+  progress(message: string): void;
+}

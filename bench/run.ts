@@ -1,0 +1,90 @@
+/**
+ * `npm run bench` runs every benchmark and prints a table per benchmark, then writes the whole
+ * report to .bench-out/report.json. `npm run bench -- --quick` is a short pass;
+ * `--only=overhead,streaming,large,long-chat,savings` picks benchmarks.
+ */
+import { closeClient } from './http-client.ts';
+import type { BenchContext } from './context.ts';
+import { machineInfo } from './machine.ts';
+import { printSection, writeJson, type SectionReport } from './report.ts';
+import { overheadBench } from './overhead.ts';
+import { streamingBench } from './streaming.ts';
+import { largeRequestsBench } from './large-requests.ts';
+import { longChatBench } from './long-chat.ts';
+import { savingsBench } from './savings.ts';
+
+const BENCHES: Record<string, (ctx: BenchContext) => Promise<SectionReport>> = {
+  overhead: overheadBench,
+  streaming: streamingBench,
+  large: largeRequestsBench,
+  'long-chat': longChatBench,
+  savings: savingsBench,
+};
+
+function parseArgs(argv: string[]): { quick: boolean; only: string[] } {
+  let quick = false;
+  let only = Object.keys(BENCHES);
+  for (const a of argv) {
+    if (a === '--quick') quick = true;
+    else if (a.startsWith('--only=')) {
+      only = a
+        .slice('--only='.length)
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      const unknown = only.filter((n) => !(n in BENCHES));
+      if (unknown.length) {
+        throw new Error(
+          `unknown benchmark(s) ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}`,
+        );
+      }
+    } else if (a === '--help' || a === '-h') {
+      process.stdout.write(`usage: npm run bench -- [--quick] [--only=${Object.keys(BENCHES).join(',')}]\n`);
+      process.exit(0);
+    } else throw new Error(`unknown argument ${a}`);
+  }
+  return { quick, only };
+}
+
+async function main(): Promise<void> {
+  const { quick, only } = parseArgs(process.argv.slice(2));
+  const machine = machineInfo();
+  const started = Date.now();
+  process.stdout.write(
+    `Oda Gateway benchmarks${quick ? ' (quick pass)' : ''}\n` +
+      `machine: ${machine.cpuModel}, ${machine.cores} cores (${machine.availableParallelism} available), ` +
+      `${machine.memoryGB} GB, ${machine.platform}, Node.js ${machine.node}\n`,
+  );
+  const ctx: BenchContext = {
+    quick,
+    progress: (m) => process.stderr.write(`  [${((Date.now() - started) / 1000).toFixed(0)}s] ${m}\n`),
+  };
+  const sections: SectionReport[] = [];
+  for (const name of only) {
+    ctx.progress(`starting ${name}`);
+    const section = await BENCHES[name]!(ctx);
+    sections.push(section);
+    printSection(section);
+  }
+  await closeClient();
+  const totalSeconds = (Date.now() - started) / 1000;
+  const missed = sections.flatMap((s) => s.targets.filter((t) => !t.met));
+  process.stdout.write(
+    `\ntotal ${totalSeconds.toFixed(0)} s; targets met ${sections.flatMap((s) => s.targets).length - missed.length}` +
+      `/${sections.flatMap((s) => s.targets).length}\n`,
+  );
+  writeJson('.bench-out/report.json', {
+    generatedAt: new Date().toISOString(),
+    command: `npm run bench --${quick ? ' --quick' : ''} --only=${only.join(',')}`,
+    quick,
+    machine,
+    totalSeconds,
+    sections,
+  });
+  process.stdout.write('report written to .bench-out/report.json\n');
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`bench failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(1);
+});
