@@ -1,7 +1,8 @@
 /**
  * `npm run bench` runs every benchmark and prints a table per benchmark, then writes the whole
  * report to .bench-out/report.json. `npm run bench -- --quick` is a short pass;
- * `--only=overhead,streaming,large,long-chat,savings` picks benchmarks.
+ * `--only=overhead,streaming,large,long-chat,savings` picks benchmarks; `--only=profile` profiles the
+ * gateway's CPU under load.
  */
 import { closeClient } from './http-client.ts';
 import type { BenchContext } from './context.ts';
@@ -12,6 +13,7 @@ import { streamingBench } from './streaming.ts';
 import { largeRequestsBench } from './large-requests.ts';
 import { longChatBench } from './long-chat.ts';
 import { savingsBench } from './savings.ts';
+import { profileBench } from './profile.ts';
 
 const BENCHES: Record<string, (ctx: BenchContext) => Promise<SectionReport>> = {
   overhead: overheadBench,
@@ -19,11 +21,14 @@ const BENCHES: Record<string, (ctx: BenchContext) => Promise<SectionReport>> = {
   large: largeRequestsBench,
   'long-chat': longChatBench,
   savings: savingsBench,
+  profile: profileBench,
 };
+/** What `npm run bench` runs without --only (the profile is on request). */
+const DEFAULT = ['overhead', 'streaming', 'large', 'long-chat', 'savings'];
 
 function parseArgs(argv: string[]): { quick: boolean; only: string[] } {
   let quick = false;
-  let only = Object.keys(BENCHES);
+  let only = DEFAULT;
   for (const a of argv) {
     if (a === '--quick') quick = true;
     else if (a.startsWith('--only=')) {
