@@ -60,6 +60,9 @@ for i = 3, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 redis.call('SET', KEYS[3], ARGV[2])
 return {1, n + #ARGV - 2}`;
 
+/** Headers kept in memory (they never change; the least recently used are read again when needed). */
+const MAX_CACHED_HEADERS = 10_000;
+
 /** Renumbering rounds an append may lose to other replicas before it gives up. */
 const MAX_APPEND_ROUNDS = 100;
 
@@ -104,7 +107,7 @@ export class RedisLogBackend implements LogBackend {
   private readonly appendMutex = new KeyedMutex();
   private readonly lockMutex = new KeyedMutex();
   private readonly lock: RedisLock;
-  /** Headers never change once created, so each is read from Redis once. */
+  /** Headers never change once created, so each is read from Redis once (while it stays cached). */
   private readonly headers = new Map<string, Header>();
   private waitingForReady: Promise<boolean> | undefined;
   private errorReported = false;
@@ -214,7 +217,11 @@ export class RedisLogBackend implements LogBackend {
   async header(id: string): Promise<Header | undefined> {
     if (!isChatId(id)) return undefined;
     const known = this.headers.get(id);
-    if (known) return known;
+    if (known) {
+      this.headers.delete(id);
+      this.headers.set(id, known);
+      return known;
+    }
     const text = await this.run((r) => r.get(this.key(id, 'header')));
     if (text === null) return undefined;
     let parsed: Header;
@@ -224,6 +231,8 @@ export class RedisLogBackend implements LogBackend {
       throw new OdaError('ODA_ERR_LOG_READ', 500, `chat log ${id} has a damaged header`, { cause: err });
     }
     this.headers.set(id, parsed);
+    // Least recently used first: drop the oldest beyond the bound.
+    if (this.headers.size > MAX_CACHED_HEADERS) this.headers.delete(this.headers.keys().next().value!);
     return parsed;
   }
 
