@@ -10,6 +10,7 @@ import type { LogBackend } from './store.ts';
 import type { Event, Header } from './format/v4.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 import { loadCheckpoint, saveCheckpoint } from './checkpoints.ts';
+import { fold } from './read-models/read-model.ts';
 import {
   chatModelKeys,
   chatReadModels,
@@ -49,8 +50,8 @@ export interface ChatModelsOptions {
 
 const PAGE = 1000;
 
-function applyTo<K extends ChatModelKey>(key: K, states: ChatModelStates, event: Event): void {
-  states[key] = chatReadModels[key].apply(states[key], event);
+function applyTo<K extends ChatModelKey>(key: K, states: ChatModelStates, events: readonly Event[]): void {
+  states[key] = fold(chatReadModels[key], states[key], events);
 }
 
 function setInitial<K extends ChatModelKey>(key: K, states: Partial<ChatModelStates>): void {
@@ -179,13 +180,16 @@ export class ChatModels {
     positions: Record<ChatModelKey, number> | undefined,
   ): void {
     const next = { ...entry.states };
+    const fresh: Event[] = [];
     for (const e of events) {
       if (e.seq !== entry.position + 1) continue; // already folded
-      for (const key of chatModelKeys) {
-        if (!positions || e.seq > positions[key]) applyTo(key, next, e);
-      }
+      fresh.push(e);
       entry.position = e.seq;
       entry.last = e;
+    }
+    for (const key of chatModelKeys) {
+      const mine = positions ? fresh.filter((e) => e.seq > positions[key]) : fresh;
+      if (mine.length) applyTo(key, next, mine);
     }
     entry.states = next;
   }

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatLog, ChatState, LogMessage } from '../chat-log/chat-log.ts';
+import { isChatId } from '../chat-log/chat-id.ts';
 import { describeImage, decodeImageSource } from '../chat-log/attachments.ts';
 import type { Event, NewEvent, ToolRef } from '../chat-log/format/v4.ts';
 import { OdaError } from '../lib/errors.ts';
@@ -71,8 +72,8 @@ function headerMetadata(headers: IncomingHttpHeaders, caller: Caller): Record<st
     }
     meta.depth = Number(depth);
   }
-  if (meta.parent !== undefined && !SESSION_ID_RE.test(String(meta.parent))) {
-    throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, 'x-session-parent must be a chat id (1-128 of A-Za-z0-9._:-)', {
+  if (meta.parent !== undefined && !isChatId(meta.parent)) {
+    throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, 'x-session-parent must be a chat id (1-128 of A-Za-z0-9._:-, not . or ..)', {
       param: 'x-session-parent',
     });
   }

@@ -26,11 +26,17 @@ export const messagesModel: ReadModel<MessagesState> = {
   schema: messagesState,
   initial: () => ({ messages: [] }),
   apply(state, event) {
-    if (event.type !== 'message') return state;
-    const role = conversationRole.safeParse(event.role);
-    if (!role.success) return state;
-    return {
-      messages: [...state.messages, { seq: event.seq, role: role.data, digest: messageDigest(event) }],
-    };
+    return messagesModel.applyBatch!(state, [event]);
+  },
+  applyBatch(state, events) {
+    let messages: LoggedMessage[] | undefined;
+    for (const event of events) {
+      if (event.type !== 'message') continue;
+      const role = conversationRole.safeParse(event.role);
+      if (!role.success) continue;
+      messages ??= [...state.messages];
+      messages.push({ seq: event.seq, role: role.data, digest: messageDigest(event) });
+    }
+    return messages ? { messages } : state;
   },
 };

@@ -19,12 +19,18 @@ export interface ReadModel<S> {
   initial(): S;
   /** The state after `event`; must not modify `state`. */
   apply(state: S, event: Event): S;
+  /**
+   * The state after `events`, in order: the same result as applying them one by one, for models
+   * whose state grows with the log (one copy per batch instead of one per event).
+   */
+  applyBatch?(state: S, events: readonly Event[]): S;
   /** The public value of a state; the state itself when absent. */
   view?(state: S): Json;
 }
 
 /** Folds events into a state, in order. */
 export function fold<S>(model: ReadModel<S>, state: S, events: readonly Event[]): S {
+  if (model.applyBatch) return model.applyBatch(state, events);
   let s = state;
   for (const e of events) s = model.apply(s, e);
   return s;
