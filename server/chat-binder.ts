@@ -18,7 +18,7 @@ import type { ImageRef } from '../providers/request-view.ts';
 import type { Caller } from './auth.ts';
 import type { Config } from './config.ts';
 import type { Clock } from '../lib/clock.ts';
-import { derivedSessionId, requestedSessionId, SESSION_ID_RE } from './session-id.ts';
+import { derivedSessionId, requestedSessionId } from './session-id.ts';
 import { scopedChatId, visibleTo } from './team-scope.ts';
 
 export interface BindInput {
