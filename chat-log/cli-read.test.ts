@@ -18,14 +18,23 @@ test('log read prints a range of a chat by id, and of an older-version file conv
   await backend.create({ version: 4, id: 'chat-1', createdAt: 1 });
   await backend.append(
     'chat-1',
-    ['a', 'b', 'c', 'd'].map((text) => ({ type: 'message' as const, role: 'user' as const, content: [{ kind: 'text' as const, text }] })),
+    ['a', 'b', 'c', 'd'].map((text) => ({
+      type: 'message' as const,
+      role: 'user' as const,
+      content: [{ kind: 'text' as const, text }],
+    })),
     5,
   );
   await backend.close();
   const io = capture();
-  assert.equal(await runCli(['log', 'read', 'chat-1', '--offset', '1', '--length', '2', '--data-dir', dataDir], io), 0);
+  assert.equal(
+    await runCli(['log', 'read', 'chat-1', '--offset', '1', '--length', '2', '--data-dir', dataDir], io),
+    0,
+  );
   assert.deepEqual(
-    io.lines.map((l) => (JSON.parse(l) as { seq: number; content: Array<{ text: string }> }).content[0]!.text),
+    io.lines.map(
+      (l) => (JSON.parse(l) as { seq: number; content: Array<{ text: string }> }).content[0]!.text,
+    ),
     ['b', 'c'],
   );
 

@@ -27,10 +27,13 @@ describe('assertLossless', () => {
   test('any JSON value passes and round-trips unchanged', () => {
     fc.assert(
       // fc.jsonValue() may hold -0, which JSON text cannot carry; round-trip it into real JSON first.
-      fc.property(fc.jsonValue().map((v) => JSON.parse(JSON.stringify(v)) as unknown), (v) => {
-        assertLossless(v);
-        assert.deepStrictEqual(JSON.parse(JSON.stringify(v)), v);
-      }),
+      fc.property(
+        fc.jsonValue().map((v) => JSON.parse(JSON.stringify(v)) as unknown),
+        (v) => {
+          assertLossless(v);
+          assert.deepStrictEqual(JSON.parse(JSON.stringify(v)), v);
+        },
+      ),
     );
   });
 

@@ -40,7 +40,12 @@ export class OdaError extends Error {
     code: OdaErrorCode,
     status: number,
     message: string,
-    opts: { kind?: OdaErrorKind; param?: string | null; cause?: unknown; headers?: Record<string, string> } = {},
+    opts: {
+      kind?: OdaErrorKind;
+      param?: string | null;
+      cause?: unknown;
+      headers?: Record<string, string>;
+    } = {},
   ) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'OdaError';

@@ -12,7 +12,14 @@ import type { ImageRef } from '../providers/request-view.ts';
 
 /** The chat's recorded decisions, as the read models hold them. */
 export interface ChatDecisions {
-  trims: Array<{ callId: string; part: number; digest: string; headChars: number; tailChars: number; originalChars: number }>;
+  trims: Array<{
+    callId: string;
+    part: number;
+    digest: string;
+    headChars: number;
+    tailChars: number;
+    originalChars: number;
+  }>;
   setAside: Array<{ key: string; note: string; ordinal: number }>;
   projection: Array<{ callId: string; action: 'soft' | 'cleared'; digest: string }>;
 }

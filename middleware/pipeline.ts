@@ -17,6 +17,9 @@ export const PIPELINE: readonly PipelineStep[] = [
   compactionTrimStep,
 ];
 
-export async function runPipeline(ctx: CallContext, steps: readonly PipelineStep[] = PIPELINE): Promise<void> {
+export async function runPipeline(
+  ctx: CallContext,
+  steps: readonly PipelineStep[] = PIPELINE,
+): Promise<void> {
   for (const step of steps) await step.run(ctx);
 }

@@ -86,7 +86,11 @@ export async function runRepairLoop(opts: RepairLoopOptions): Promise<RepairLoop
     const shouldRetry = header(res, 'x-should-retry');
     const retryable = shouldRetry === 'true' || (shouldRetry !== 'false' && refusal.kind === 'transient');
     if (retryable && retries < opts.retries.maxRetries) {
-      const delay = retryDelayMs(retries, res.headers, { ...opts.retries, now: opts.now(), random: opts.random });
+      const delay = retryDelayMs(retries, res.headers, {
+        ...opts.retries,
+        now: opts.now(),
+        random: opts.random,
+      });
       retries++;
       opts.onRetry?.(`status:${res.status}`, delay);
       await opts.sleep(delay);

@@ -14,11 +14,18 @@ export function buildRepairs(ctx: CallContext): RepairHooks {
     async imageLimit(refusal) {
       const chosen = chooseImagesToSetAside(ctx.view, refusal);
       if (chosen.length === 0) return false;
-      const decisions = setAsideImages(ctx.view, chosen, ctx.imageOrdinals, (image, key) => ctx.describeImage(image, key));
+      const decisions = setAsideImages(ctx.view, chosen, ctx.imageOrdinals, (image, key) =>
+        ctx.describeImage(image, key),
+      );
       if (decisions.length === 0) return false;
       imageRound++;
       await ctx.record(
-        decisions.map((d) => ({ type: 'image-set-aside' as const, requestId: ctx.requestId, round: imageRound, ...d })),
+        decisions.map((d) => ({
+          type: 'image-set-aside' as const,
+          requestId: ctx.requestId,
+          round: imageRound,
+          ...d,
+        })),
       );
       ctx.effects.imagesSetAside += decisions.length;
       ctx.effects.imageRounds++;

@@ -31,7 +31,10 @@ export type PendingContentPart =
   | Exclude<ContentPart, { kind: 'image' } | { kind: 'tool-result' }>
   | PendingImagePart
   | (Omit<Extract<ContentPart, { kind: 'tool-result' }>, 'content'> & {
-      content: Array<Exclude<Extract<ContentPart, { kind: 'tool-result' }>['content'][number], { kind: 'image' }> | PendingImagePart>;
+      content: Array<
+        | Exclude<Extract<ContentPart, { kind: 'tool-result' }>['content'][number], { kind: 'image' }>
+        | PendingImagePart
+      >;
     });
 
 /** A message in the log's normalized roles and content kinds, images not yet stored. */

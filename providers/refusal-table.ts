@@ -21,8 +21,16 @@ export const CONTEXT_OVERFLOW_ROWS: RefusalRow[] = [
   { kind: 'context-overflow', pattern: /exceeds the available context size/i, seenFrom: 'llama.cpp server' },
   { kind: 'context-overflow', pattern: /exceed_context_size_error/i, seenFrom: 'llama.cpp server type' },
   { kind: 'context-overflow', pattern: /exceeds the maximum number of tokens allowed/i, seenFrom: 'Gemini' },
-  { kind: 'context-overflow', pattern: /request size exceeds model context window/i, seenFrom: 'Anthropic 413' },
-  { kind: 'context-overflow', pattern: /input exceeds the context window/i, seenFrom: 'OpenAI Responses API' },
+  {
+    kind: 'context-overflow',
+    pattern: /request size exceeds model context window/i,
+    seenFrom: 'Anthropic 413',
+  },
+  {
+    kind: 'context-overflow',
+    pattern: /input exceeds the context window/i,
+    seenFrom: 'OpenAI Responses API',
+  },
   { kind: 'context-overflow', pattern: /longer than the context length/i, seenFrom: 'Ollama' },
 ];
 
@@ -32,13 +40,33 @@ export const IMAGE_LIMIT_ROWS: RefusalRow[] = [
   { kind: 'image-limit', pattern: /too much media/i, seenFrom: 'Anthropic' },
   { kind: 'image-limit', pattern: /at most \d+ image\(s\) may be provided/i, seenFrom: 'vLLM' },
   { kind: 'image-limit', pattern: /image exceeds \d+ ?MB maximum/i, seenFrom: 'Anthropic per-image size' },
-  { kind: 'image-limit', pattern: /exceed max allowed size for many-image requests/i, seenFrom: 'Anthropic dimensions' },
-  { kind: 'image-limit', pattern: /image dimensions exceed max allowed size/i, seenFrom: 'Anthropic dimensions' },
+  {
+    kind: 'image-limit',
+    pattern: /exceed max allowed size for many-image requests/i,
+    seenFrom: 'Anthropic dimensions',
+  },
+  {
+    kind: 'image-limit',
+    pattern: /image dimensions exceed max allowed size/i,
+    seenFrom: 'Anthropic dimensions',
+  },
   { kind: 'image-limit', pattern: /images?, exceeding the maximum of \d+/i, seenFrom: 'hosted gateways' },
   { kind: 'image-limit', pattern: /image count \d+ exceeds limit \d+/i, seenFrom: 'hosted gateways' },
-  { kind: 'image-limit', pattern: /exceeded limit on max data-uri per request/i, seenFrom: 'hosted gateways' },
-  { kind: 'image-limit', pattern: /only supports one image while more than one image/i, seenFrom: 'Ollama mllama' },
-  { kind: 'image-limit', pattern: /image_too_large|image_file_too_large/i, seenFrom: 'OpenAI Responses codes' },
+  {
+    kind: 'image-limit',
+    pattern: /exceeded limit on max data-uri per request/i,
+    seenFrom: 'hosted gateways',
+  },
+  {
+    kind: 'image-limit',
+    pattern: /only supports one image while more than one image/i,
+    seenFrom: 'Ollama mllama',
+  },
+  {
+    kind: 'image-limit',
+    pattern: /image_too_large|image_file_too_large/i,
+    seenFrom: 'OpenAI Responses codes',
+  },
 ];
 
 const COUNT_PATTERNS: RegExp[] = [

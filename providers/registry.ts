@@ -20,7 +20,9 @@ export class ProviderRegistry {
 
   /** The first provider of `format` whose model globs match `model`, or undefined. */
   resolve(format: WireFormat, model: string): ResolvedProvider | undefined {
-    const config = this.providers.find((p) => p.format === format && p.models.some((g) => globMatch(g, model)));
+    const config = this.providers.find(
+      (p) => p.format === format && p.models.some((g) => globMatch(g, model)),
+    );
     return config ? { config, adapter: FORMATS[format] } : undefined;
   }
 

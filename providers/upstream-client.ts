@@ -87,17 +87,29 @@ export function toUpstreamError(e: unknown): UpstreamError {
     err?.code === 'UND_ERR_HEADERS_TIMEOUT' ||
     err?.code === 'UND_ERR_BODY_TIMEOUT'
   ) {
-    return new UpstreamError('timeout', `provider did not answer in time (${err.message ?? err.code})`, { cause: e });
+    return new UpstreamError('timeout', `provider did not answer in time (${err.message ?? err.code})`, {
+      cause: e,
+    });
   }
   if (e instanceof undiciErrors.ConnectTimeoutError || err?.code === 'UND_ERR_CONNECT_TIMEOUT') {
     return new UpstreamError('connect', 'timed out connecting to the provider', { cause: e });
   }
-  if (err?.code === 'ECONNREFUSED' || err?.code === 'ENOTFOUND' || err?.code === 'EAI_AGAIN' || err?.code === 'EHOSTUNREACH') {
+  if (
+    err?.code === 'ECONNREFUSED' ||
+    err?.code === 'ENOTFOUND' ||
+    err?.code === 'EAI_AGAIN' ||
+    err?.code === 'EHOSTUNREACH'
+  ) {
     return new UpstreamError('connect', `cannot reach the provider (${err.code})`, { cause: e });
   }
   const cause = (e as { cause?: { code?: string } })?.cause;
-  if (cause?.code === 'ECONNREFUSED') return new UpstreamError('connect', 'cannot reach the provider (ECONNREFUSED)', { cause: e });
-  return new UpstreamError('reset', `connection to the provider failed (${err?.code ?? err?.message ?? 'unknown'})`, {
-    cause: e,
-  });
+  if (cause?.code === 'ECONNREFUSED')
+    return new UpstreamError('connect', 'cannot reach the provider (ECONNREFUSED)', { cause: e });
+  return new UpstreamError(
+    'reset',
+    `connection to the provider failed (${err?.code ?? err?.message ?? 'unknown'})`,
+    {
+      cause: e,
+    },
+  );
 }

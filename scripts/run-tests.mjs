@@ -70,7 +70,9 @@ async function startRedis() {
   };
 }
 
-const files = roots.flatMap((r) => walk(join(root, r), [])).filter((f) => only.length === 0 || only.some((o) => f.includes(o)));
+const files = roots
+  .flatMap((r) => walk(join(root, r), []))
+  .filter((f) => only.length === 0 || only.some((o) => f.includes(o)));
 if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);

@@ -66,7 +66,9 @@ function storeBackend(config: Readonly<Config>, logger: Logger): LogBackend {
 
 /** Rate counts are shared through Redis when the chats are, so replicas share one budget. */
 function rateCounter(backend: LogBackend): RateCounter {
-  return backend instanceof RedisLogBackend ? new RedisRateCounter((op) => backend.run(op), backend.prefix) : new MemoryRateCounter();
+  return backend instanceof RedisLogBackend
+    ? new RedisRateCounter((op) => backend.run(op), backend.prefix)
+    : new MemoryRateCounter();
 }
 
 export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway {
@@ -106,7 +108,16 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     res.on('finish', () => {
       const route = (req.route as { path?: string } | undefined)?.path ?? 'unmatched';
       context.metrics.requests.inc({ route, status: String(res.statusCode) });
-      logger.debug({ reqId: res.locals.requestId, method: req.method, route, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
+      logger.debug(
+        {
+          reqId: res.locals.requestId,
+          method: req.method,
+          route,
+          status: res.statusCode,
+          ms: Math.round(performance.now() - started),
+        },
+        'request',
+      );
     });
     next();
   });

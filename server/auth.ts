@@ -46,17 +46,28 @@ function digestEquals(a: string, b: string): boolean {
 }
 
 /** Resolves the caller of a request, or throws 401 when teams are configured and the key is wrong. */
-export function resolveCaller(config: Pick<Config, 'teams' | 'adminKeys'>, headers: IncomingHttpHeaders): Caller {
+export function resolveCaller(
+  config: Pick<Config, 'teams' | 'adminKeys'>,
+  headers: IncomingHttpHeaders,
+): Caller {
   const key = presentedKey(headers);
   const teams = config.teams;
   if (!teams || teams.length === 0) {
     if (key && config.adminKeys.some((k) => digestEquals(k, `sha256:${sha256Hex(key)}`))) {
       return { team: undefined, admin: true, identity: 'admin' };
     }
-    return { team: undefined, admin: false, identity: key ? `key:${sha256Hex(key).slice(0, 16)}` : 'anonymous' };
+    return {
+      team: undefined,
+      admin: false,
+      identity: key ? `key:${sha256Hex(key).slice(0, 16)}` : 'anonymous',
+    };
   }
   if (!key) {
-    throw new OdaError('ODA_ERR_UNAUTHORIZED', 401, 'a team key is required (Authorization: Bearer <key> or x-api-key)');
+    throw new OdaError(
+      'ODA_ERR_UNAUTHORIZED',
+      401,
+      'a team key is required (Authorization: Bearer <key> or x-api-key)',
+    );
   }
   let found: Caller | undefined;
   // A client may send a team key in either header (some send another token in the other one).
@@ -68,7 +79,8 @@ export function resolveCaller(config: Pick<Config, 'teams' | 'adminKeys'>, heade
     }
     for (const team of teams) {
       for (const k of team.keys) {
-        if (digestEquals(k, digest) && !found) found = { team: team.name, admin: false, identity: `team:${team.name}` };
+        if (digestEquals(k, digest) && !found)
+          found = { team: team.name, admin: false, identity: `team:${team.name}` };
       }
     }
   }

@@ -73,9 +73,14 @@ function headerMetadata(headers: IncomingHttpHeaders, caller: Caller): Record<st
     meta.depth = Number(depth);
   }
   if (meta.parent !== undefined && !isChatId(meta.parent)) {
-    throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, 'x-session-parent must be a chat id (1-128 of A-Za-z0-9._:-, not . or ..)', {
-      param: 'x-session-parent',
-    });
+    throw new OdaError(
+      'ODA_ERR_INVALID_REQUEST',
+      400,
+      'x-session-parent must be a chat id (1-128 of A-Za-z0-9._:-, not . or ..)',
+      {
+        param: 'x-session-parent',
+      },
+    );
   }
   return meta;
 }
@@ -137,7 +142,11 @@ export class ChatBinder {
     return this.binding(chatId, state, input, messages.length);
   }
 
-  private async ensureChat(id: string, meta: Record<string, unknown>, seed: readonly Event[] = []): Promise<void> {
+  private async ensureChat(
+    id: string,
+    meta: Record<string, unknown>,
+    seed: readonly Event[] = [],
+  ): Promise<void> {
     if (await this.chatLog.open(id)) return;
     await this.chatLog.createChat({ id, ...meta }, seed);
   }
@@ -166,7 +175,12 @@ export class ChatBinder {
         return { branch: { id: branchId(id, digests.slice(0, k + 1)), seedUntil } };
       }
       const fresh = messages.slice(k);
-      const events: NewEvent[] = fresh.map((m) => ({ type: 'message', role: m.role, content: m.content, source: { kind: 'client' } }));
+      const events: NewEvent[] = fresh.map((m) => ({
+        type: 'message',
+        role: m.role,
+        content: m.content,
+        source: { kind: 'client' },
+      }));
       const tools = request.tools;
       const lastTools = state.tools.last;
       if (lastTools && !sameTools(lastTools.tools, tools)) {
@@ -174,7 +188,9 @@ export class ChatBinder {
         const now = new Map(tools.map((t) => [t.name, t.digest]));
         events.push({
           type: 'tools-changed',
-          added: tools.filter((t) => before.get(t.name) !== t.digest).map((tool) => ({ tool, extends: lastTools.seq })),
+          added: tools
+            .filter((t) => before.get(t.name) !== t.digest)
+            .map((tool) => ({ tool, extends: lastTools.seq })),
           removed: lastTools.tools.filter((t) => now.get(t.name) !== t.digest),
         });
       }
@@ -206,9 +222,14 @@ export class ChatBinder {
       try {
         await this.chatLog.append(chatId, events);
       } catch (e) {
-        throw new OdaError('ODA_ERR_LOG_WRITE', 500, `could not record the gateway's decision in the chat log: ${(e as Error).message}`, {
-          cause: e,
-        });
+        throw new OdaError(
+          'ODA_ERR_LOG_WRITE',
+          500,
+          `could not record the gateway's decision in the chat log: ${(e as Error).message}`,
+          {
+            cause: e,
+          },
+        );
       }
     };
     const attachmentsDir = this.config.attachmentsDir;
@@ -230,7 +251,9 @@ export class ChatBinder {
           width: facts.width,
           height: facts.height,
           bytes: decoded.bytes.length,
-          path: attachmentsDir ? chatLog.attachments.pathFor({ sha256: sha, mediaType: facts.mediaType }) : undefined,
+          path: attachmentsDir
+            ? chatLog.attachments.pathFor({ sha256: sha, mediaType: facts.mediaType })
+            : undefined,
         };
       },
       record,
@@ -243,7 +266,12 @@ export class ChatBinder {
           const events: NewEvent[] = [];
           const logged = latest.messages.messages[answerAt];
           if (message && logged?.digest !== chatLog.messageDigest(message)) {
-            events.push({ type: 'message', role: 'model', content: message.content, source: { kind: 'provider' } });
+            events.push({
+              type: 'message',
+              role: 'model',
+              content: message.content,
+              source: { kind: 'provider' },
+            });
           }
           events.push({
             type: 'response',

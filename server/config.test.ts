@@ -26,7 +26,10 @@ describe('config', () => {
     assert.equal(c.pruning.hardClearRatio, 0.5);
     assert.equal(c.pruning.minPrunableToolChars, 50000);
     assert.deepEqual(c.pruning.softTrim, { maxChars: 4000, headChars: 1500, tailChars: 1500 });
-    assert.deepEqual(c.pruning.hardClear, { enabled: true, placeholder: '[Old tool result content cleared]' });
+    assert.deepEqual(c.pruning.hardClear, {
+      enabled: true,
+      placeholder: '[Old tool result content cleared]',
+    });
     assert.deepEqual(c.pruning.imageReplay, { enabled: true, keepTurns: 3 });
     assert.deepEqual(c.store, { kind: 'file' });
     assert.ok(Object.isFrozen(c) && Object.isFrozen(c.pruning));
@@ -47,8 +50,14 @@ describe('config', () => {
 
   test('unknown keys name the path and the allowed keys', () => {
     refuses({ servr: {} }, /\(root\): unknown key\(s\) "servr"; allowed keys are server, dataDir/);
-    refuses({ toolResultTrimming: { maxChars: 5 } }, /toolResultTrimming: unknown key\(s\) "maxChars"; allowed keys are thresholdChars, headChars, tailChars/);
-    refuses({ pruning: { softTrim: { max: 1 } } }, /pruning\.softTrim: unknown key\(s\) "max"; allowed keys are maxChars, headChars, tailChars/);
+    refuses(
+      { toolResultTrimming: { maxChars: 5 } },
+      /toolResultTrimming: unknown key\(s\) "maxChars"; allowed keys are thresholdChars, headChars, tailChars/,
+    );
+    refuses(
+      { pruning: { softTrim: { max: 1 } } },
+      /pruning\.softTrim: unknown key\(s\) "max"; allowed keys are maxChars, headChars, tailChars/,
+    );
   });
 
   test('tool-result trimming limits are validated as the seed says', () => {
@@ -59,18 +68,33 @@ describe('config', () => {
       { toolResultTrimming: { thresholdChars: 100, headChars: 50, tailChars: 50 } },
       /headChars \(50\) \+ marker \(39\) \+ tailChars \(50\) = 139 must fit in thresholdChars \(100\)/,
     );
-    assert.equal(parseConfig({ toolResultTrimming: { thresholdChars: 139, headChars: 50, tailChars: 50 } }).toolResultTrimming.thresholdChars, 139);
+    assert.equal(
+      parseConfig({ toolResultTrimming: { thresholdChars: 139, headChars: 50, tailChars: 50 } })
+        .toolResultTrimming.thresholdChars,
+      139,
+    );
   });
 
   test('ratios outside [0, 1] and bad values are refused with the key path', () => {
     refuses({ pruning: { softTrimRatio: 1.5 } }, /pruning\.softTrimRatio/);
     refuses({ compaction: { thresholdRatio: -0.1 } }, /compaction\.thresholdRatio/);
     refuses({ providers: [{ name: 'x', format: 'grpc', baseUrl: 'http://a' }] }, /providers\.0\.format/);
-    refuses({ providers: [{ name: 'x', format: 'openai', baseUrl: 'not a url' }] }, /providers\.0\.baseUrl: expected an http\(s\) URL/);
-    refuses({ teams: [{ name: 't', keys: ['plain-key'] }] }, /teams\.0\.keys\.0: expected sha256:<64 lowercase hex>/);
+    refuses(
+      { providers: [{ name: 'x', format: 'openai', baseUrl: 'not a url' }] },
+      /providers\.0\.baseUrl: expected an http\(s\) URL/,
+    );
+    refuses(
+      { teams: [{ name: 't', keys: ['plain-key'] }] },
+      /teams\.0\.keys\.0: expected sha256:<64 lowercase hex>/,
+    );
     refuses({ server: { bodyLimit: 'huge' } }, /server\.bodyLimit/);
     refuses(
-      { providers: [{ name: 'a', format: 'openai', baseUrl: 'http://a' }, { name: 'a', format: 'openai', baseUrl: 'http://b' }] },
+      {
+        providers: [
+          { name: 'a', format: 'openai', baseUrl: 'http://a' },
+          { name: 'a', format: 'openai', baseUrl: 'http://b' },
+        ],
+      },
       /duplicate provider name "a"/,
     );
   });
@@ -80,9 +104,22 @@ describe('config', () => {
     const file = join(dir, 'oda.yaml');
     writeFileSync(
       file,
-      ['providers:', '  - name: local', '    format: openai', '    baseUrl: http://127.0.0.1:9001/v1', '    apiKey: ${LOCAL_KEY}', '    models: ["*"]'].join('\n'),
+      [
+        'providers:',
+        '  - name: local',
+        '    format: openai',
+        '    baseUrl: http://127.0.0.1:9001/v1',
+        '    apiKey: ${LOCAL_KEY}',
+        '    models: ["*"]',
+      ].join('\n'),
     );
-    const c = loadConfig({ ODA_CONFIG: file, LOCAL_KEY: 'sk-local', PORT: '9999', HOST: '0.0.0.0', ODA_DATA_DIR: join(dir, 'd') });
+    const c = loadConfig({
+      ODA_CONFIG: file,
+      LOCAL_KEY: 'sk-local',
+      PORT: '9999',
+      HOST: '0.0.0.0',
+      ODA_DATA_DIR: join(dir, 'd'),
+    });
     assert.equal(c.providers[0]!.apiKey, 'sk-local');
     assert.equal(c.server.port, 9999);
     assert.equal(c.server.host, '0.0.0.0');

@@ -19,7 +19,9 @@ const durationSchema = z
 
 const byteSizeSchema = z
   .union([z.string(), z.number()])
-  .refine((v) => parseByteSize(v) !== undefined, { message: 'expected a size such as 50mb, 512kb or a number of bytes' })
+  .refine((v) => parseByteSize(v) !== undefined, {
+    message: 'expected a size such as 50mb, 512kb or a number of bytes',
+  })
   .transform((v) => parseByteSize(v)!);
 
 const providerSchema = z.strictObject({
@@ -35,13 +37,11 @@ const modelFactsSchema = z.strictObject({
 });
 
 const toolResultTrimmingSchema = z
-  .object(
-    {
-      thresholdChars: z.number().int().positive().default(8192),
-      headChars: nonNegInt.default(4096),
-      tailChars: nonNegInt.default(1024),
-    },
-  )
+  .object({
+    thresholdChars: z.number().int().positive().default(8192),
+    headChars: nonNegInt.default(4096),
+    tailChars: nonNegInt.default(1024),
+  })
   .strict()
   .superRefine((v, ctx) => {
     const need = v.headChars + [...TRIM_MARKER].length + v.tailChars;
@@ -115,7 +115,10 @@ export const configSchema = z.strictObject({
         kind: z.literal('redis'),
         url: z.string().regex(/^rediss?:\/\//, 'expected redis://host:port'),
         /** Prefix of every key, so several gateways can share one Redis. */
-        prefix: z.string().regex(/^[A-Za-z0-9._:{}-]{0,64}$/, 'expected 0-64 of A-Za-z0-9._:{}-').default('oda:'),
+        prefix: z
+          .string()
+          .regex(/^[A-Za-z0-9._:{}-]{0,64}$/, 'expected 0-64 of A-Za-z0-9._:{}-')
+          .default('oda:'),
       }),
     ])
     .default({ kind: 'file' }),
@@ -139,7 +142,9 @@ export const configSchema = z.strictObject({
   toolResultTrimming: toolResultTrimmingSchema.prefault({}),
   compaction: z.strictObject({ thresholdRatio: ratio.default(0.8) }).prefault({}),
   teams: z.array(teamSchema).optional(),
-  adminKeys: z.array(z.string().regex(/^sha256:[0-9a-f]{64}$/, 'expected sha256:<64 lowercase hex>')).default([]),
+  adminKeys: z
+    .array(z.string().regex(/^sha256:[0-9a-f]{64}$/, 'expected sha256:<64 lowercase hex>'))
+    .default([]),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -175,7 +180,8 @@ function allowedKeysAt(path: PropertyKey[]): string[] {
   let schema: z.ZodType = configSchema;
   for (const seg of path) {
     schema = unwrap(schema);
-    if (schema instanceof z.ZodObject) schema = (schema.shape as Record<string, z.ZodType>)[String(seg)] ?? schema;
+    if (schema instanceof z.ZodObject)
+      schema = (schema.shape as Record<string, z.ZodType>)[String(seg)] ?? schema;
     else if (schema instanceof z.ZodArray) schema = schema.element as z.ZodType;
     else if (schema instanceof z.ZodRecord) schema = schema.valueType as z.ZodType;
   }
@@ -195,11 +201,16 @@ function unwrap(schema: z.ZodType): z.ZodType {
 }
 
 /** Replaces `${VAR}` in every string value with the environment's value (missing = error). */
-export function expandEnv(value: unknown, env: Record<string, string | undefined>, path: string[] = []): unknown {
+export function expandEnv(
+  value: unknown,
+  env: Record<string, string | undefined>,
+  path: string[] = [],
+): unknown {
   if (typeof value === 'string') {
     return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
       const v = env[name];
-      if (v === undefined) throw new ConfigError(`${path.join('.') || '(root)'}: environment variable ${name} is not set`);
+      if (v === undefined)
+        throw new ConfigError(`${path.join('.') || '(root)'}: environment variable ${name} is not set`);
       return v;
     });
   }
@@ -224,7 +235,8 @@ export function parseConfig(raw: unknown, opts: { baseDir?: string } = {}): Read
     : resolve(dataDir, 'attachments');
   const names = new Set<string>();
   for (const p of cfg.providers) {
-    if (names.has(p.name)) throw new ConfigError(`invalid configuration:\nproviders: duplicate provider name "${p.name}"`);
+    if (names.has(p.name))
+      throw new ConfigError(`invalid configuration:\nproviders: duplicate provider name "${p.name}"`);
     names.add(p.name);
   }
   return deepFreeze({ ...cfg, dataDir, attachmentsDir });
@@ -248,7 +260,9 @@ export function loadConfig(env: Record<string, string | undefined>, configPath?:
     try {
       parsed = /\.json$/i.test(path) ? JSON.parse(text) : parseYaml(text);
     } catch (e) {
-      throw new ConfigError(`config file ${path} is not valid ${/\.json$/i.test(path) ? 'JSON' : 'YAML'}: ${(e as Error).message}`);
+      throw new ConfigError(
+        `config file ${path} is not valid ${/\.json$/i.test(path) ? 'JSON' : 'YAML'}: ${(e as Error).message}`,
+      );
     }
     if (parsed !== null && parsed !== undefined && (typeof parsed !== 'object' || Array.isArray(parsed))) {
       throw new ConfigError(`config file ${path} must hold an object at the top level`);
@@ -259,7 +273,10 @@ export function loadConfig(env: Record<string, string | undefined>, configPath?:
   return parseConfig(raw, { baseDir: process.cwd() });
 }
 
-function applyEnv(raw: Record<string, unknown>, env: Record<string, string | undefined>): Record<string, unknown> {
+function applyEnv(
+  raw: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+): Record<string, unknown> {
   const out: Record<string, unknown> = { ...raw };
   const server = { ...((raw.server as Record<string, unknown> | undefined) ?? {}) };
   if (env.HOST) server.host = env.HOST;
@@ -270,7 +287,8 @@ function applyEnv(raw: Record<string, unknown>, env: Record<string, string | und
   }
   out.server = server;
   if (env.ODA_DATA_DIR) out.dataDir = env.ODA_DATA_DIR;
-  if (env.REDIS_URL && raw.store === undefined && env.ODA_STORE === 'redis') out.store = { kind: 'redis', url: env.REDIS_URL };
+  if (env.REDIS_URL && raw.store === undefined && env.ODA_STORE === 'redis')
+    out.store = { kind: 'redis', url: env.REDIS_URL };
   if (raw.providers === undefined) {
     // Zero-config: one provider per format from the environment.
     out.providers = [

@@ -6,7 +6,15 @@ import type { UpstreamResponse } from '../providers/upstream-client.ts';
 import type { RepairLoopResult } from '../middleware/repair-loop.ts';
 import { SseReader } from './sse.ts';
 
-const SKIP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-encoding', 'date', 'server']);
+const SKIP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'content-encoding',
+  'date',
+  'server',
+]);
 
 function copyHeaders(res: Response, headers: IncomingHttpHeaders): void {
   for (const [name, value] of Object.entries(headers)) {
@@ -49,15 +57,16 @@ export async function deliverSuccess(
       for await (const chunk of upstream.body) {
         if (signal.aborted) break;
         reader.push(chunk as Buffer);
-        if (!res.write(chunk)) await new Promise<void>((resolve) => {
-          const done = () => {
-            res.off('drain', done);
-            res.off('close', done);
-            resolve();
-          };
-          res.on('drain', done);
-          res.on('close', done);
-        });
+        if (!res.write(chunk))
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              res.off('drain', done);
+              res.off('close', done);
+              resolve();
+            };
+            res.on('drain', done);
+            res.on('close', done);
+          });
       }
       reader.end();
       complete = !signal.aborted;

@@ -15,12 +15,19 @@ export function toOdaError(err: unknown): OdaError {
   if (isOdaError(err)) return err;
   const e = err as { type?: string; status?: number; statusCode?: number; limit?: number; message?: string };
   if (e?.type === 'entity.too.large') {
-    return new OdaError('ODA_ERR_BODY_TOO_LARGE', 413, `request body is larger than the limit of ${e.limit} bytes`, {
-      cause: err,
-    });
+    return new OdaError(
+      'ODA_ERR_BODY_TOO_LARGE',
+      413,
+      `request body is larger than the limit of ${e.limit} bytes`,
+      {
+        cause: err,
+      },
+    );
   }
   if (e?.type === 'entity.parse.failed') {
-    return new OdaError('ODA_ERR_BAD_JSON', 400, `request body is not valid JSON: ${e.message}`, { cause: err });
+    return new OdaError('ODA_ERR_BAD_JSON', 400, `request body is not valid JSON: ${e.message}`, {
+      cause: err,
+    });
   }
   if (e?.type === 'request.aborted') {
     return new OdaError('ODA_ERR_INVALID_REQUEST', 400, 'request aborted by the client', { cause: err });
@@ -36,7 +43,9 @@ export function toOdaError(err: unknown): OdaError {
 export function sendError(req: Request, res: import('express').Response, err: OdaError): void {
   const adapter = FORMATS[formatForPath(req.path)];
   for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
-  res.status(err.status).json(adapter.errorBody({ kind: err.kind, message: err.message, param: err.param, code: err.code }));
+  res
+    .status(err.status)
+    .json(adapter.errorBody({ kind: err.kind, message: err.message, param: err.param, code: err.code }));
 }
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {

@@ -34,7 +34,10 @@ async function main(): Promise<void> {
     const addr = server.address();
     const where = typeof addr === 'object' && addr ? `${addr.address}:${addr.port}` : String(addr);
     logger.info(
-      { address: where, providers: config.providers.map((p) => ({ name: p.name, format: p.format, baseUrl: p.baseUrl })) },
+      {
+        address: where,
+        providers: config.providers.map((p) => ({ name: p.name, format: p.format, baseUrl: p.baseUrl })),
+      },
       `oda-gateway listening on http://${where}`,
     );
   });

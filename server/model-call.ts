@@ -28,7 +28,8 @@ const bodyShape = z.looseObject({
 /** Parses the raw body as a JSON object, refusing anything else with a 400 that names the problem. */
 export function parseJsonBody(raw: unknown): { raw: Buffer; body: Record<string, unknown> } {
   const buf = Buffer.isBuffer(raw) ? raw : Buffer.alloc(0);
-  if (buf.length === 0) throw new OdaError('ODA_ERR_BAD_JSON', 400, 'request body is empty; expected a JSON object');
+  if (buf.length === 0)
+    throw new OdaError('ODA_ERR_BAD_JSON', 400, 'request body is empty; expected a JSON object');
   let parsed: unknown;
   try {
     parsed = JSON.parse(buf.toString('utf8'));
@@ -56,14 +57,21 @@ export function modelCallHandler(app: AppContext, format: WireFormat) {
     const shape = bodyShape.safeParse(body);
     if (!shape.success) {
       const issue = shape.error.issues[0]!;
-      throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, issue.message, { param: issue.path.join('.') || null });
+      throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, issue.message, {
+        param: issue.path.join('.') || null,
+      });
     }
     const model = shape.data.model;
     const provider = app.registry.resolve(format, model);
     if (!provider) {
-      throw new OdaError('ODA_ERR_NO_PROVIDER', 404, `no configured ${format} provider serves model "${model}"`, {
-        param: 'model',
-      });
+      throw new OdaError(
+        'ODA_ERR_NO_PROVIDER',
+        404,
+        `no configured ${format} provider serves model "${model}"`,
+        {
+          param: 'model',
+        },
+      );
     }
     const view = adapter.createView(body);
     const binding = await app.chats.bind({
@@ -76,7 +84,12 @@ export function modelCallHandler(app: AppContext, format: WireFormat) {
       caller: res.locals.caller as import('./auth.ts').Caller,
     });
     res.setHeader('x-session-id', binding.chatId);
-    const log = app.logger.child({ reqId: requestId, chatId: binding.chatId, provider: provider.config.name, model });
+    const log = app.logger.child({
+      reqId: requestId,
+      chatId: binding.chatId,
+      provider: provider.config.name,
+      model,
+    });
 
     const ctx: CallContext = {
       requestId,
@@ -118,9 +131,17 @@ export function modelCallHandler(app: AppContext, format: WireFormat) {
           upstreamStarted = performance.now();
           const bytes = outgoingBytes(ctx);
           return app.upstream
-            .send({ url, headers: { ...headers, 'content-length': String(bytes.length) }, body: bytes, signal: abort.signal })
+            .send({
+              url,
+              headers: { ...headers, 'content-length': String(bytes.length) },
+              body: bytes,
+              signal: abort.signal,
+            })
             .then((r) => {
-              app.metrics.upstreamLatency.observe({ provider: provider.config.name }, (performance.now() - upstreamStarted) / 1000);
+              app.metrics.upstreamLatency.observe(
+                { provider: provider.config.name },
+                (performance.now() - upstreamStarted) / 1000,
+              );
               return r;
             });
         },
@@ -131,14 +152,18 @@ export function modelCallHandler(app: AppContext, format: WireFormat) {
         now: () => app.clock.now(),
         random: app.random,
         onRetry: (reason, delayMs) => {
-          app.metrics.retries.inc({ reason: reason.split(':')[0] === 'status' ? reason : reason.split(':')[0]! });
+          app.metrics.retries.inc({
+            reason: reason.split(':')[0] === 'status' ? reason : reason.split(':')[0]!,
+          });
           log.warn({ reason, delayMs }, 'retrying upstream call');
         },
         onRepair: (kind) => app.metrics.repairs.inc({ kind }),
       });
     } catch (e) {
       const err = e instanceof UpstreamError ? e : undefined;
-      await binding.recordResponse({ status: 0, ok: false, error: err?.message ?? String(e), attempts: 1, retries: 0 }).catch(() => {});
+      await binding
+        .recordResponse({ status: 0, ok: false, error: err?.message ?? String(e), attempts: 1, retries: 0 })
+        .catch(() => {});
       // A failed repair (e.g. a trim the log could not record) is the gateway's own error, not the provider's.
       if (!err) throw e;
       if (err.code === 'aborted') {
@@ -146,10 +171,15 @@ export function modelCallHandler(app: AppContext, format: WireFormat) {
         return;
       }
       if (err.code === 'timeout') {
-        throw new OdaError('ODA_ERR_UPSTREAM_TIMEOUT', 504, `provider "${provider.config.name}" timed out: ${err.message}`, {
-          cause: e,
-          headers: { 'x-should-retry': 'false' },
-        });
+        throw new OdaError(
+          'ODA_ERR_UPSTREAM_TIMEOUT',
+          504,
+          `provider "${provider.config.name}" timed out: ${err.message}`,
+          {
+            cause: e,
+            headers: { 'x-should-retry': 'false' },
+          },
+        );
       }
       throw new OdaError(
         'ODA_ERR_UPSTREAM_UNREACHABLE',
@@ -162,7 +192,10 @@ export function modelCallHandler(app: AppContext, format: WireFormat) {
     setEffectHeaders(res, ctx);
     recordEffectMetrics(app, ctx);
     if (!result.ok) {
-      log.info({ status: result.res.status, attempts: result.attempts, retries: result.retries }, 'provider refused');
+      log.info(
+        { status: result.res.status, attempts: result.attempts, retries: result.retries },
+        'provider refused',
+      );
       await recordSafely(() =>
         binding.recordResponse({
           status: result.res.status,
@@ -188,7 +221,12 @@ export function modelCallHandler(app: AppContext, format: WireFormat) {
       ),
     );
     log.info(
-      { status: result.res.status, attempts: result.attempts, latencyMs: Math.round(app.clock.now() - startedAt), streamed: outcome.streamed },
+      {
+        status: result.res.status,
+        attempts: result.attempts,
+        latencyMs: Math.round(app.clock.now() - startedAt),
+        streamed: outcome.streamed,
+      },
       'model call done',
     );
   };
@@ -205,8 +243,10 @@ export function modelCallHandler(app: AppContext, format: WireFormat) {
 
 function setEffectHeaders(res: Response, ctx: CallContext): void {
   if (ctx.effects.trimmed > 0) res.setHeader('x-oda-trimmed', String(ctx.effects.trimmed));
-  if (ctx.effects.imagesSetAside > 0) res.setHeader('x-oda-images-set-aside', String(ctx.effects.imagesSetAside));
-  if (ctx.effects.pruned) res.setHeader('x-oda-pruned', `soft=${ctx.effects.pruned.soft},cleared=${ctx.effects.pruned.cleared}`);
+  if (ctx.effects.imagesSetAside > 0)
+    res.setHeader('x-oda-images-set-aside', String(ctx.effects.imagesSetAside));
+  if (ctx.effects.pruned)
+    res.setHeader('x-oda-pruned', `soft=${ctx.effects.pruned.soft},cleared=${ctx.effects.pruned.cleared}`);
 }
 
 function recordEffectMetrics(app: AppContext, ctx: CallContext): void {
@@ -220,6 +260,8 @@ function recordEffectMetrics(app: AppContext, ctx: CallContext): void {
     app.metrics.pruned.inc({ action: 'cleared' }, e.pruned.cleared);
     app.metrics.prunedChars.inc(e.pruned.charsRemoved);
   }
-  if (e.imageReplay.imagesRemoved) app.metrics.imageReplayRemoved.inc({ kind: 'image' }, e.imageReplay.imagesRemoved);
-  if (e.imageReplay.referencesRemoved) app.metrics.imageReplayRemoved.inc({ kind: 'reference' }, e.imageReplay.referencesRemoved);
+  if (e.imageReplay.imagesRemoved)
+    app.metrics.imageReplayRemoved.inc({ kind: 'image' }, e.imageReplay.imagesRemoved);
+  if (e.imageReplay.referencesRemoved)
+    app.metrics.imageReplayRemoved.inc({ kind: 'reference' }, e.imageReplay.referencesRemoved);
 }

@@ -60,9 +60,14 @@ export function requestedSessionId(
   if (explicit !== undefined) {
     // `.` and `..` match the alphabet but name no chat: a chat id is also a file name.
     if (!SESSION_ID_RE.test(explicit) || explicit === '.' || explicit === '..') {
-      throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, 'x-session-id must be 1-128 characters of A-Za-z0-9._:-', {
-        param: 'x-session-id',
-      });
+      throw new OdaError(
+        'ODA_ERR_INVALID_REQUEST',
+        400,
+        'x-session-id must be 1-128 characters of A-Za-z0-9._:-',
+        {
+          param: 'x-session-id',
+        },
+      );
     }
     return { id: explicit, source: 'header' };
   }
@@ -88,6 +93,8 @@ export function derivedSessionId(parts: {
   firstUserMessage: unknown;
 }): string {
   const h = createHash('sha256');
-  h.update(JSON.stringify([parts.caller, parts.format, parts.system ?? null, parts.firstUserMessage ?? null]));
+  h.update(
+    JSON.stringify([parts.caller, parts.format, parts.system ?? null, parts.firstUserMessage ?? null]),
+  );
   return `chat-${h.digest('hex').slice(0, 32)}`;
 }

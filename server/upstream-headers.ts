@@ -35,7 +35,8 @@ export function upstreamHeaders(
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(incoming)) {
-    if (value === undefined || DROP.has(name) || name.startsWith('x-session-') || name.startsWith('x-oda-')) continue;
+    if (value === undefined || DROP.has(name) || name.startsWith('x-session-') || name.startsWith('x-oda-'))
+      continue;
     out[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   out['content-type'] = 'application/json';

@@ -224,4 +224,8 @@ export type ImageAttachment = z.infer<typeof imageAttachment>;
 export type ToolRef = z.infer<typeof toolRef>;
 export type Usage = z.infer<typeof usage>;
 /** An event before the store assigns `seq` and `at`. */
-export type NewEvent = Event extends infer E ? (E extends { seq: number; at: number } ? Omit<E, 'seq' | 'at'> : never) : never;
+export type NewEvent = Event extends infer E
+  ? E extends { seq: number; at: number }
+    ? Omit<E, 'seq' | 'at'>
+    : never
+  : never;

@@ -1,5 +1,11 @@
 import type { PipelineStep } from '../call-context.ts';
-import { applyProjection, prunePass, pruningGate, resolvePruningSettings, isPruningOffOverride } from './index.ts';
+import {
+  applyProjection,
+  prunePass,
+  pruningGate,
+  resolvePruningSettings,
+  isPruningOffOverride,
+} from './index.ts';
 
 function header(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
@@ -17,7 +23,12 @@ export const cacheTtlPruningStep: PipelineStep = {
   async run(ctx) {
     const override = header(ctx.headers['x-oda-pruning']);
     if (isPruningOffOverride(override)) return;
-    const settings = resolvePruningSettings(ctx.config.pruning, ctx.adapter.prunesByDefault, ctx.view.cacheTtlHint(), override);
+    const settings = resolvePruningSettings(
+      ctx.config.pruning,
+      ctx.adapter.prunesByDefault,
+      ctx.view.cacheTtlHint(),
+      override,
+    );
     const replayed = applyProjection(ctx.view, ctx.decisions.projection, settings);
     const gate = pruningGate({
       mode: settings.mode,

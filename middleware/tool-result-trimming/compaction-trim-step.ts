@@ -9,7 +9,9 @@ import { trimToolResults, type TrimTrigger } from './index.ts';
 export async function trimAndRecord(ctx: CallContext, trigger: TrimTrigger): Promise<number> {
   const decisions = trimToolResults(ctx.view, ctx.config.toolResultTrimming, trigger);
   if (decisions.length === 0) return 0;
-  await ctx.record(decisions.map((d) => ({ type: 'tool-result-trimmed' as const, requestId: ctx.requestId, ...d })));
+  await ctx.record(
+    decisions.map((d) => ({ type: 'tool-result-trimmed' as const, requestId: ctx.requestId, ...d })),
+  );
   ctx.effects.trimmed += decisions.length;
   ctx.effects.trimmedChars += decisions.reduce((n, d) => n + d.originalChars - d.headChars - d.tailChars, 0);
   return decisions.length;

@@ -12,9 +12,15 @@ export function countTokensRoutes(app: AppContext): Router {
   r.post('/v1/messages/count_tokens', async (req, res) => {
     const { raw, body } = parseJsonBody(req.body);
     const model = typeof body.model === 'string' ? body.model : '';
-    if (!model) throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, 'model must be a string', { param: 'model' });
+    if (!model)
+      throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, 'model must be a string', { param: 'model' });
     const provider = app.registry.resolve('anthropic', model);
-    if (!provider) throw new OdaError('ODA_ERR_NO_PROVIDER', 404, `no configured anthropic provider serves model "${model}"`);
+    if (!provider)
+      throw new OdaError(
+        'ODA_ERR_NO_PROVIDER',
+        404,
+        `no configured anthropic provider serves model "${model}"`,
+      );
     const adapter = FORMATS.anthropic;
     try {
       const up = await app.upstream.send({
@@ -28,9 +34,16 @@ export function countTokensRoutes(app: AppContext): Router {
       res.status(up.status).end(text);
     } catch (e) {
       if (e instanceof UpstreamError && e.code === 'timeout') {
-        throw new OdaError('ODA_ERR_UPSTREAM_TIMEOUT', 504, `provider "${provider.config.name}" timed out`, { cause: e });
+        throw new OdaError('ODA_ERR_UPSTREAM_TIMEOUT', 504, `provider "${provider.config.name}" timed out`, {
+          cause: e,
+        });
       }
-      throw new OdaError('ODA_ERR_UPSTREAM_UNREACHABLE', 502, `provider "${provider.config.name}" is unreachable: ${(e as Error).message}`, { cause: e });
+      throw new OdaError(
+        'ODA_ERR_UPSTREAM_UNREACHABLE',
+        502,
+        `provider "${provider.config.name}" is unreachable: ${(e as Error).message}`,
+        { cause: e },
+      );
     }
   });
   return r;

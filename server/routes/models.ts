@@ -5,9 +5,9 @@ import type { AppContext } from '../app-context.ts';
 export function modelsRoutes(app: AppContext): Router {
   const r = Router();
   r.get('/v1/models', (_req, res) => {
-    const data = app.registry.all().flatMap((p) =>
-      p.models.map((id) => ({ id, object: 'model', owned_by: p.name, format: p.format })),
-    );
+    const data = app.registry
+      .all()
+      .flatMap((p) => p.models.map((id) => ({ id, object: 'model', owned_by: p.name, format: p.format })));
     const models = Object.entries(app.config.models).map(([glob, facts]) => ({ glob, ...facts }));
     res.json({ object: 'list', data, models });
   });

@@ -78,7 +78,9 @@ export function sessionsRoutes(app: AppContext): Router {
     });
     if (status === 'exists') {
       if (!visibleTo(header.team, who)) throw notFound(String(id));
-      throw new OdaError('ODA_ERR_INVALID_REQUEST', 409, `a chat with id "${String(id)}" already exists`, { param: 'id' });
+      throw new OdaError('ODA_ERR_INVALID_REQUEST', 409, `a chat with id "${String(id)}" already exists`, {
+        param: 'id',
+      });
     }
     res.status(201).json({ header });
   });

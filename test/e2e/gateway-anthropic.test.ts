@@ -18,10 +18,18 @@ describe('Anthropic Messages through the gateway (official SDK)', () => {
     const params = {
       model: 'claude-test',
       max_tokens: 100,
-      system: [{ type: 'text' as const, text: 'Be brief.', cache_control: { type: 'ephemeral' as const, ttl: '1h' as const } }],
+      system: [
+        {
+          type: 'text' as const,
+          text: 'Be brief.',
+          cache_control: { type: 'ephemeral' as const, ttl: '1h' as const },
+        },
+      ],
       messages: [{ role: 'user' as const, content: 'Hi' }],
     };
-    const msg = await client.messages.create(params, { headers: { 'anthropic-beta': 'prompt-caching-2024-07-31' } });
+    const msg = await client.messages.create(params, {
+      headers: { 'anthropic-beta': 'prompt-caching-2024-07-31' },
+    });
     assert.equal(msg.content[0]!.type, 'text');
     assert.equal((msg.content[0] as Anthropic.TextBlock).text, 'Hello from the fake provider.');
     const got = gw.fake.requestsTo('/v1/messages');
@@ -31,14 +39,25 @@ describe('Anthropic Messages through the gateway (official SDK)', () => {
     assert.equal(got[0]!.headers['anthropic-beta'], 'prompt-caching-2024-07-31');
     // Pass-through: the client's credential (x-api-key or Bearer, by SDK version) goes upstream as sent.
     const sent = got[0]!.headers['x-api-key'] ?? got[0]!.headers.authorization;
-    assert.ok(sent === 'sk-ant-client' || sent === 'Bearer sk-ant-client', `credential forwarded: ${String(sent)}`);
+    assert.ok(
+      sent === 'sk-ant-client' || sent === 'Bearer sk-ant-client',
+      `credential forwarded: ${String(sent)}`,
+    );
   });
 
   test('beta endpoint keeps its query; anthropic-version passes as sent', async () => {
     const res = await fetch(`${gw.url}/v1/messages?beta=true`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'anthropic-beta': 'files-api-2025-04-14' },
-      body: JSON.stringify({ model: 'claude-test', max_tokens: 10, messages: [{ role: 'user', content: 'beta' }] }),
+      headers: {
+        'content-type': 'application/json',
+        'anthropic-version': '2023-06-01',
+        'anthropic-beta': 'files-api-2025-04-14',
+      },
+      body: JSON.stringify({
+        model: 'claude-test',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: 'beta' }],
+      }),
     });
     assert.equal(res.status, 200);
     const got = gw.fake.requests.filter((r) => r.path.startsWith('/v1/messages'));
@@ -51,7 +70,12 @@ describe('Anthropic Messages through the gateway (official SDK)', () => {
     const res = await fetch(`${gw.url}/v1/messages`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
-      body: JSON.stringify({ model: 'claude-test', max_tokens: 10, stream: true, messages: [{ role: 'user', content: 's' }] }),
+      body: JSON.stringify({
+        model: 'claude-test',
+        max_tokens: 10,
+        stream: true,
+        messages: [{ role: 'user', content: 's' }],
+      }),
     });
     const text = await res.text();
     const expected = anthropicStream('claude-test', ['Hello', ' from', ' the', ' fake', ' provider.'])
@@ -61,7 +85,11 @@ describe('Anthropic Messages through the gateway (official SDK)', () => {
   });
 
   test('the SDK stream helper assembles the streamed message', async () => {
-    const stream = client.messages.stream({ model: 'claude-test', max_tokens: 10, messages: [{ role: 'user', content: 'sdk stream' }] });
+    const stream = client.messages.stream({
+      model: 'claude-test',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'sdk stream' }],
+    });
     const final = await stream.finalMessage();
     assert.equal((final.content[0] as Anthropic.TextBlock).text, 'Hello from the fake provider.');
     assert.equal(final.stop_reason, 'end_turn');
@@ -69,7 +97,11 @@ describe('Anthropic Messages through the gateway (official SDK)', () => {
 
   test('529 overloaded is retried', async () => {
     gw.fake.script({ status: 529, json: bodies.anthropicOverloaded() });
-    const msg = await client.messages.create({ model: 'claude-test', max_tokens: 10, messages: [{ role: 'user', content: 'o' }] });
+    const msg = await client.messages.create({
+      model: 'claude-test',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'o' }],
+    });
     assert.equal(msg.type, 'message');
     assert.equal(gw.fake.requestsTo('/v1/messages').length, 2);
   });
@@ -77,7 +109,11 @@ describe('Anthropic Messages through the gateway (official SDK)', () => {
   test('a final refusal reaches the SDK as its own error type', async () => {
     gw.fake.script({ status: 400, json: bodies.anthropicPromptTooLong(300000, 200000) });
     await assert.rejects(
-      client.messages.create({ model: 'claude-test', max_tokens: 10, messages: [{ role: 'user', content: 'too long' }] }),
+      client.messages.create({
+        model: 'claude-test',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: 'too long' }],
+      }),
       (e: unknown) => e instanceof Anthropic.BadRequestError && /prompt is too long/.test(e.message),
     );
   });
@@ -96,7 +132,10 @@ describe('Anthropic Messages through the gateway (official SDK)', () => {
   });
 
   test('count_tokens is forwarded', async () => {
-    const r = await client.messages.countTokens({ model: 'claude-test', messages: [{ role: 'user', content: 'count me' }] });
+    const r = await client.messages.countTokens({
+      model: 'claude-test',
+      messages: [{ role: 'user', content: 'count me' }],
+    });
     assert.equal(typeof r.input_tokens, 'number');
     assert.equal(gw.fake.requestsTo('/v1/messages/count_tokens').length, 1);
   });

@@ -77,10 +77,23 @@ describe('OpenAI Chat Completions through the gateway (official SDK)', () => {
   test('transient failures are retried with backoff, honouring retry-after-ms', async () => {
     gw.fake.script(
       { status: 500, json: bodies.openaiServerError(), headers: { 'retry-after-ms': '7' } },
-      { status: 429, json: { error: { message: 'Rate limit reached', type: 'requests', param: null, code: 'rate_limit_exceeded' } } },
+      {
+        status: 429,
+        json: {
+          error: {
+            message: 'Rate limit reached',
+            type: 'requests',
+            param: null,
+            code: 'rate_limit_exceeded',
+          },
+        },
+      },
     );
     gw.sleeps.length = 0;
-    const answer = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'retry' }] });
+    const answer = await client.chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'retry' }],
+    });
     assert.equal(answer.choices[0]!.message.content, 'Hello from the fake provider.');
     assert.equal(gw.fake.requestsTo('/v1/chat/completions').length, 3);
     assert.deepEqual(gw.sleeps, [7, 2]);
@@ -112,7 +125,10 @@ describe('OpenAI Chat Completions through the gateway (official SDK)', () => {
 
   test('a connection reset is retried', async () => {
     gw.fake.script({ reset: true });
-    const answer = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'reset' }] });
+    const answer = await client.chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'reset' }],
+    });
     assert.equal(answer.choices[0]!.message.content, 'Hello from the fake provider.');
     assert.equal(gw.fake.requestsTo('/v1/chat/completions').length, 2);
   });
@@ -148,7 +164,11 @@ describe('OpenAI Chat Completions through the gateway (official SDK)', () => {
   test('a model no provider serves is a 404 in the endpoint format', async () => {
     const local = await startGateway({
       fakeProvider: gw.fake,
-      config: { providers: [{ name: 'only-claude', format: 'openai', baseUrl: `${gw.fake.url}/v1`, models: ['claude-*'] }] },
+      config: {
+        providers: [
+          { name: 'only-claude', format: 'openai', baseUrl: `${gw.fake.url}/v1`, models: ['claude-*'] },
+        ],
+      },
     });
     try {
       const res = await fetch(`${local.url}/v1/chat/completions`, {
@@ -171,7 +191,11 @@ describe('provider keys, limits and timeouts', () => {
     const gw = await startGateway();
     const keyed = await startGateway({
       fakeProvider: gw.fake,
-      config: { providers: [{ name: 'keyed', format: 'openai', baseUrl: `${gw.fake.url}/v1`, apiKey: 'sk-provider-secret' }] },
+      config: {
+        providers: [
+          { name: 'keyed', format: 'openai', baseUrl: `${gw.fake.url}/v1`, apiKey: 'sk-provider-secret' },
+        ],
+      },
     });
     try {
       const client = new OpenAI({ baseURL: `${keyed.url}/v1`, apiKey: 'sk-client-key', maxRetries: 0 });
@@ -212,7 +236,10 @@ describe('provider keys, limits and timeouts', () => {
             role: 'user',
             content: [
               { type: 'text', text: 'look' },
-              ...Array.from({ length: 4 }, () => ({ type: 'image_url', image_url: { url: `data:image/png;base64,${img}` } })),
+              ...Array.from({ length: 4 }, () => ({
+                type: 'image_url',
+                image_url: { url: `data:image/png;base64,${img}` },
+              })),
             ],
           },
         ],
@@ -241,12 +268,18 @@ describe('provider keys, limits and timeouts', () => {
         body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] }),
       });
       assert.equal(res.status, 504);
-      assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'ODA_ERR_UPSTREAM_TIMEOUT');
+      assert.equal(
+        ((await res.json()) as { error: { code: string } }).error.code,
+        'ODA_ERR_UPSTREAM_TIMEOUT',
+      );
     } finally {
       await gw.close();
     }
     const dead = await startGateway({
-      config: { providers: [{ name: 'dead', format: 'openai', baseUrl: 'http://127.0.0.1:9/v1' }], retries: { maxRetries: 1 } },
+      config: {
+        providers: [{ name: 'dead', format: 'openai', baseUrl: 'http://127.0.0.1:9/v1' }],
+        retries: { maxRetries: 1 },
+      },
     });
     try {
       const res = await fetch(`${dead.url}/v1/chat/completions`, {
@@ -256,7 +289,10 @@ describe('provider keys, limits and timeouts', () => {
       });
       assert.equal(res.status, 502);
       assert.equal(res.headers.get('x-should-retry'), 'false');
-      assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'ODA_ERR_UPSTREAM_UNREACHABLE');
+      assert.equal(
+        ((await res.json()) as { error: { code: string } }).error.code,
+        'ODA_ERR_UPSTREAM_UNREACHABLE',
+      );
       assert.equal(dead.sleeps.length, 1);
     } finally {
       await dead.close();
@@ -264,7 +300,9 @@ describe('provider keys, limits and timeouts', () => {
   });
 
   test('a client that goes away mid-stream aborts the upstream request', async () => {
-    const gw = await startGateway({ fake: { chunkDelayMs: 30, streamPieces: Array.from({ length: 100 }, (_, i) => `p${i}`) } });
+    const gw = await startGateway({
+      fake: { chunkDelayMs: 30, streamPieces: Array.from({ length: 100 }, (_, i) => `p${i}`) },
+    });
     try {
       const ac = new AbortController();
       const res = await fetch(`${gw.url}/v1/chat/completions`, {
@@ -276,7 +314,8 @@ describe('provider keys, limits and timeouts', () => {
       const reader = res.body!.getReader();
       await reader.read();
       ac.abort();
-      for (let i = 0; i < 100 && gw.fake.abortedStreams === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 100 && gw.fake.abortedStreams === 0; i++)
+        await new Promise((r) => setTimeout(r, 20));
       assert.equal(gw.fake.abortedStreams, 1);
     } finally {
       await gw.close();

@@ -8,7 +8,10 @@ import { FakeProvider } from '../fake-provider/fake-provider.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 
-function startMain(env: Record<string, string>, args: string[] = []): { child: ChildProcess; out: () => string; url: Promise<string> } {
+function startMain(
+  env: Record<string, string>,
+  args: string[] = [],
+): { child: ChildProcess; out: () => string; url: Promise<string> } {
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', ...args], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', ...env },
@@ -41,11 +44,17 @@ describe('the gateway process (npm start)', () => {
     writeFileSync(cfg, 'toolResultTrimming:\n  thresholdChars: 10\n  maxChars: 3\n');
     const { child, out } = startMain({ ODA_CONFIG: cfg, ODA_DATA_DIR: join(dir, 'data') });
     assert.equal(await exitCode(child), 1);
-    assert.match(out(), /toolResultTrimming: unknown key\(s\) "maxChars"; allowed keys are thresholdChars, headChars, tailChars/);
+    assert.match(
+      out(),
+      /toolResultTrimming: unknown key\(s\) "maxChars"; allowed keys are thresholdChars, headChars, tailChars/,
+    );
   });
 
   test('serves with zero config from the environment, and SIGTERM lets a stream finish then exits 0', async () => {
-    const fake = await new FakeProvider({ chunkDelayMs: 40, streamPieces: Array.from({ length: 20 }, (_, i) => `c${i} `) }).start();
+    const fake = await new FakeProvider({
+      chunkDelayMs: 40,
+      streamPieces: Array.from({ length: 20 }, (_, i) => `c${i} `),
+    }).start();
     const dir = mkdtempSync(join(tmpdir(), 'oda-proc-'));
     const { child, url } = startMain({
       PORT: '0',
@@ -60,7 +69,11 @@ describe('the gateway process (npm start)', () => {
       const res = await fetch(`${base}/v1/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'long stream' }], stream: true }),
+        body: JSON.stringify({
+          model: 'gpt-test',
+          messages: [{ role: 'user', content: 'long stream' }],
+          stream: true,
+        }),
       });
       const reader = res.body!.getReader();
       await reader.read();

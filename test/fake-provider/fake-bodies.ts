@@ -6,7 +6,11 @@ export const anthropicError = (type: string, message: string) => ({
   request_id: 'req_011CFakeProvider',
 });
 
-export const openaiError = (message: string, code: string | number | null, type = 'invalid_request_error') => ({
+export const openaiError = (
+  message: string,
+  code: string | number | null,
+  type = 'invalid_request_error',
+) => ({
   error: { message, type, param: null, code },
 });
 
@@ -20,12 +24,23 @@ export const bodies = {
     anthropicError('invalid_request_error', `prompt is too long: ${got} tokens > ${max} maximum`),
   anthropicTooManyImages: (n: number, max: number) =>
     anthropicError('invalid_request_error', `too many images and documents: ${n} + 0 > ${max}`),
-  openaiTooManyImages: (n: number, max: number) => openaiError(`Too many images in request: ${n} > ${max}`, null),
+  openaiTooManyImages: (n: number, max: number) =>
+    openaiError(`Too many images in request: ${n} > ${max}`, null),
   anthropicImageTooLarge: (path: string, bytes: number, max: number) =>
-    anthropicError('invalid_request_error', `${path}.image.source.base64: image exceeds 5 MB maximum: ${bytes} bytes > ${max} bytes`),
+    anthropicError(
+      'invalid_request_error',
+      `${path}.image.source.base64: image exceeds 5 MB maximum: ${bytes} bytes > ${max} bytes`,
+    ),
   anthropicOverloaded: () => anthropicError('overloaded_error', 'Overloaded'),
-  anthropicRequestTooLarge: () => ({ error: { type: 'request_too_large', message: 'Request exceeds the maximum size' } }),
-  openaiServerError: () => openaiError('The server had an error while processing your request. Sorry about that!', null, 'server_error'),
+  anthropicRequestTooLarge: () => ({
+    error: { type: 'request_too_large', message: 'Request exceeds the maximum size' },
+  }),
+  openaiServerError: () =>
+    openaiError(
+      'The server had an error while processing your request. Sorry about that!',
+      null,
+      'server_error',
+    ),
 };
 
 export function openaiCompletion(model: string, text: string, promptTokens = 10) {
@@ -34,7 +49,14 @@ export function openaiCompletion(model: string, text: string, promptTokens = 10)
     object: 'chat.completion',
     created: 1_700_000_000,
     model,
-    choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: text, refusal: null },
+        logprobs: null,
+        finish_reason: 'stop',
+      },
+    ],
     usage: { prompt_tokens: promptTokens, completion_tokens: 5, total_tokens: promptTokens + 5 },
   };
 }
@@ -48,7 +70,12 @@ export function anthropicMessage(model: string, text: string, inputTokens = 10) 
     content: [{ type: 'text', text }],
     stop_reason: 'end_turn',
     stop_sequence: null,
-    usage: { input_tokens: inputTokens, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    usage: {
+      input_tokens: inputTokens,
+      output_tokens: 5,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    },
   };
 }
 
@@ -101,13 +128,26 @@ export function anthropicStream(model: string, pieces: string[]): SseEvent[] {
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: 10, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+        usage: {
+          input_tokens: 10,
+          output_tokens: 1,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+        },
       },
     }),
-    ev('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+    ev('content_block_start', {
+      type: 'content_block_start',
+      index: 0,
+      content_block: { type: 'text', text: '' },
+    }),
     ev('ping', { type: 'ping' }),
     ...pieces.map((p) =>
-      ev('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: p } }),
+      ev('content_block_delta', {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'text_delta', text: p },
+      }),
     ),
     ev('content_block_stop', { type: 'content_block_stop', index: 0 }),
     ev('message_delta', {

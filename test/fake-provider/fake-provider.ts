@@ -26,7 +26,13 @@ export interface RecordedRequest {
 export type FakeReply =
   | { status?: number; json: unknown; headers?: Record<string, string> }
   | { status?: number; text: string; headers?: Record<string, string> }
-  | { status?: number; sse: SseEvent[]; chunkDelayMs?: number; headers?: Record<string, string>; resetAfter?: number }
+  | {
+      status?: number;
+      sse: SseEvent[];
+      chunkDelayMs?: number;
+      headers?: Record<string, string>;
+      resetAfter?: number;
+    }
   | { hang: true }
   | { reset: true };
 
@@ -100,11 +106,18 @@ export class FakeProvider {
     let json: Record<string, unknown> | undefined;
     try {
       const parsed: unknown = raw.length ? JSON.parse(raw.toString('utf8')) : undefined;
-      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) json = parsed as Record<string, unknown>;
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+        json = parsed as Record<string, unknown>;
     } catch {
       json = undefined;
     }
-    const rec: RecordedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, raw, json };
+    const rec: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      headers: req.headers,
+      raw,
+      json,
+    };
     this.requests.push(rec);
     let reply: FakeReply | undefined;
     while (!reply && this.scripted.length) {
@@ -120,7 +133,8 @@ export class FakeProvider {
     const body = rec.json ?? {};
     const model = typeof body.model === 'string' ? body.model : 'fake-model';
     const anthropicFormat = path === '/v1/messages' || path === '/v1/messages/count_tokens';
-    if (path === '/v1/models') return { json: { object: 'list', data: [{ id: 'fake-model', object: 'model' }] } };
+    if (path === '/v1/models')
+      return { json: { object: 'list', data: [{ id: 'fake-model', object: 'model' }] } };
     if (path === '/v1/messages/count_tokens') {
       return { json: { input_tokens: Math.ceil(JSON.stringify(body.messages ?? []).length / 4) } };
     }
@@ -150,7 +164,9 @@ export class FakeProvider {
       const max = Math.floor(contextLimitChars / 4);
       return {
         status: 400,
-        json: anthropicFormat ? bodies.anthropicPromptTooLong(got, max) : bodies.openaiContextLength(max, got),
+        json: anthropicFormat
+          ? bodies.anthropicPromptTooLong(got, max)
+          : bodies.openaiContextLength(max, got),
       };
     }
     const answer = this.options.answer ?? 'Hello from the fake provider.';
@@ -166,7 +182,11 @@ export class FakeProvider {
         chunkDelayMs: this.options.chunkDelayMs,
       };
     }
-    return { json: anthropicFormat ? anthropicMessage(model, answer, inputTokens) : openaiCompletion(model, answer, inputTokens) };
+    return {
+      json: anthropicFormat
+        ? anthropicMessage(model, answer, inputTokens)
+        : openaiCompletion(model, answer, inputTokens),
+    };
   }
 
   private async send(res: ServerResponse, reply: FakeReply): Promise<void> {
@@ -176,7 +196,11 @@ export class FakeProvider {
       return;
     }
     if ('sse' in reply) {
-      res.writeHead(reply.status ?? 200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...reply.headers });
+      res.writeHead(reply.status ?? 200, {
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-cache',
+        ...reply.headers,
+      });
       res.flushHeaders();
       let i = 0;
       for (const ev of reply.sse) {
@@ -222,11 +246,17 @@ export function countImages(body: Record<string, unknown>): FoundImage[] {
       const here = `${path}.${j}`;
       if (part.type === 'image') {
         const src = part.source as { type?: string; data?: string } | undefined;
-        out.push({ path: here, bytes: src?.type === 'base64' && src.data ? Buffer.byteLength(src.data, 'base64') : 0 });
+        out.push({
+          path: here,
+          bytes: src?.type === 'base64' && src.data ? Buffer.byteLength(src.data, 'base64') : 0,
+        });
       } else if (part.type === 'image_url') {
         const url = (part.image_url as { url?: string } | undefined)?.url ?? '';
         const comma = url.indexOf(',');
-        out.push({ path: here, bytes: url.startsWith('data:') ? Buffer.byteLength(url.slice(comma + 1), 'base64') : 0 });
+        out.push({
+          path: here,
+          bytes: url.startsWith('data:') ? Buffer.byteLength(url.slice(comma + 1), 'base64') : 0,
+        });
       } else if (part.type === 'tool_result') {
         visit(part.content, `${here}.tool_result.content`);
       }

@@ -64,7 +64,9 @@ export async function startGateway(
         : uniquePrefix('e2e')
       : undefined;
   const gateway = createApp(config, {
-    ...(redisPrefix ? { backend: new RedisLogBackend({ url: process.env.REDIS_URL!, prefix: redisPrefix }) } : {}),
+    ...(redisPrefix
+      ? { backend: new RedisLogBackend({ url: process.env.REDIS_URL!, prefix: redisPrefix }) }
+      : {}),
     clock,
     sleep: async (ms) => {
       sleeps.push(ms);
