@@ -2,7 +2,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
-import { bodies } from '../fake-provider/fake-bodies.ts';
+import { bodies, openaiStream } from '../fake-provider/fake-bodies.ts';
 
 describe('OpenAI Chat Completions through the gateway (official SDK)', () => {
   let gw: TestGateway;
@@ -317,6 +317,53 @@ describe('provider keys, limits and timeouts', () => {
       for (let i = 0; i < 100 && gw.fake.abortedStreams === 0; i++)
         await new Promise((r) => setTimeout(r, 20));
       assert.equal(gw.fake.abortedStreams, 1);
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
+describe('metrics and stream idle timeout', () => {
+  test('/metrics counts requests, retries by reason and upstream latency', async () => {
+    const gw = await startGateway();
+    try {
+      gw.fake.script({ status: 529, json: bodies.anthropicOverloaded() });
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'metrics' }] }),
+      });
+      assert.equal(res.status, 200);
+      const text = await (await fetch(`${gw.url}/metrics`)).text();
+      assert.match(text, /oda_requests_total\{route="\/v1\/chat\/completions",status="200"\} 1/);
+      assert.match(text, /oda_upstream_retries_total\{reason="status:529"\} 1/);
+      assert.match(text, /oda_upstream_latency_seconds_count\{provider="fake-openai"\} 2/);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  test('a stream that goes silent longer than timeouts.idleMs is cut, and the log says it was incomplete', async () => {
+    const gw = await startGateway({ config: { timeouts: { idleMs: 150 } } });
+    try {
+      gw.fake.script({ sse: openaiStream('gpt-test', ['a', 'b', 'c']), chunkDelayMs: 600 });
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-session-id': 'idle-cut' },
+        body: JSON.stringify({
+          model: 'gpt-test',
+          messages: [{ role: 'user', content: 'slow' }],
+          stream: true,
+        }),
+      });
+      assert.equal(res.status, 200);
+      await assert.rejects(res.text());
+      const events = (await (await fetch(`${gw.url}/v1/sessions/idle-cut/events`)).json()) as {
+        events: Array<{ type: string; ok?: boolean; error?: string }>;
+      };
+      const response = events.events.find((e) => e.type === 'response');
+      assert.equal(response?.ok, false);
+      assert.equal(response?.error, 'stream ended before completion');
     } finally {
       await gw.close();
     }
