@@ -45,7 +45,16 @@ function resultChars(r: () => number): number {
   return logUniform(r, 8_000, 60_000);
 }
 
-export function agentSession(opts: { steps: number; seed?: number }): AgentSession {
+/** Tokens of a 1280 x 800 screenshot as Anthropic counts images (width x height / 750). */
+const SCREENSHOT_TOKENS = Math.ceil((1280 * 800) / 750);
+
+/**
+ * `maxTokens`: the whole session stays under this many tokens (chars / 4, screenshots as Anthropic
+ * counts them), so that with no mechanism at all it still fits the model's window: near the budget
+ * the tools return small results only, as an agent reading small files would.
+ */
+export function agentSession(opts: { steps: number; seed?: number; maxTokens?: number }): AgentSession {
+  const budget = (opts.maxTokens ?? 190_000) * 4;
   const r = rng(opts.seed ?? 2026);
   const tools = TOOL_NAMES.map((name) => ({
     name,
@@ -64,6 +73,8 @@ export function agentSession(opts: { steps: number; seed?: number }): AgentSessi
     },
   ];
   const steps: SessionStep[] = [];
+  // Characters so far (system prompt, tools, first message; screenshots at their token cost x 4).
+  let used = JSON.stringify(system).length + JSON.stringify(tools).length + 1_000;
   let callId = 0;
   let shot = 0;
   let nextScreenshot = 12 + Math.floor(r() * 7);
@@ -95,6 +106,7 @@ export function agentSession(opts: { steps: number; seed?: number }): AgentSessi
     }
     const calls = r() < 0.1 ? 2 : 1;
     const reply: Obj[] = [{ type: 'text', text: text(logUniform(r, 40, 300), r) }];
+    used += JSON.stringify(reply).length;
     const results: Obj[] = [];
     for (let c = 0; c < calls; c++) {
       const id = `toolu_${String(++callId).padStart(5, '0')}`;
@@ -115,8 +127,13 @@ export function agentSession(opts: { steps: number; seed?: number }): AgentSessi
           { type: 'text', text: `Screenshot saved. [Image: source: /tmp/shots/shot-${shot}.png]` },
           { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
         ];
+        used += 100 + SCREENSHOT_TOKENS * 4;
       } else {
-        content = [{ type: 'text', text: text(resultChars(r), r) }];
+        // Room left for the remaining steps at ~700 chars each decides how large a result may be.
+        const room = budget - used - (opts.steps - i) * 700;
+        const chars = Math.max(200, Math.min(resultChars(r), room));
+        content = [{ type: 'text', text: text(chars, r) }];
+        used += chars + 100;
       }
       results.push({ type: 'tool_result', tool_use_id: id, content });
     }

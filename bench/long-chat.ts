@@ -35,7 +35,7 @@ interface WindowFigures {
 
 export async function longChatBench(ctx: BenchContext): Promise<SectionReport> {
   const t0 = performance.now();
-  const rounds = ctx.quick ? 1 : 3;
+  const rounds = ctx.quick ? 1 : 2;
   const notes: string[] = [];
   const stack = await startStack({ fake: { answer: LONG_CHAT_ANSWER } });
   let redis: RedisHandle | undefined;

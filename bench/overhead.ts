@@ -122,7 +122,7 @@ export async function overheadBench(ctx: BenchContext): Promise<SectionReport> {
       connections,
       secs,
     );
-  const seconds = ctx.quick ? 1 : 2;
+  const seconds = ctx.quick ? 1 : 1.5;
   const rounds = ctx.quick ? 2 : 3;
   const cases: Array<{ format: Format; stream: boolean; connections: number }> = [];
   for (const connections of [1, 50]) {

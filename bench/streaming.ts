@@ -84,7 +84,7 @@ export async function streamingBench(ctx: BenchContext): Promise<SectionReport> 
   };
   const targets = TARGETS.filter((t) => handles[t]);
   const rounds = ctx.quick ? 2 : 3;
-  const perRound = ctx.quick ? 5 : 8;
+  const perRound = ctx.quick ? 5 : 6;
   const results: Array<{ format: Format; byTarget: Partial<Record<Target, StreamFigures>> }> = [];
   let chat = 0;
   try {
