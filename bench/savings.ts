@@ -354,7 +354,7 @@ function buildReport(
     targets,
     notes: [
       `session ${seed}: ${session.steps.length} model calls, ${on.idleGaps} idle gaps of 6-50 min (cache TTL 5 min), ${screenshots} screenshots, tool results 200 chars-60 KB, system prompt + 8 tools with cache markers, markers on the last two user turns`,
-      `image replay clean-up: its warm prefix changes cost ${k(on.causes.imageReplay.warmTokensLost * 1.15)} token-equivalents (tokens re-written at 1.25x instead of read at 0.1x); with it the session bills ${k(Math.abs(irNet))} ${irNet >= 0 ? 'less' : 'more'} than without it (${((irNet / noIr.billed) * 100).toFixed(1)}%)`,
+      `image replay clean-up, session ${seed} (on vs on without it): its ${on.causes.imageReplay.warmChanges} warm prefix changes cost ${k(on.causes.imageReplay.warmTokensLost * 1.15)} (tokens written again at 1.25x instead of read at 0.1x); in all, ${k(on.cacheWriteTokens - noIr.cacheWriteTokens)} more tokens written (${k((on.cacheWriteTokens - noIr.cacheWriteTokens) * 1.25)}) and ${k(noIr.cacheReadTokens - on.cacheReadTokens)} fewer read (${k((noIr.cacheReadTokens - on.cacheReadTokens) * 0.1)} saved): the session bills ${k(Math.abs(irNet))} ${irNet >= 0 ? 'less' : 'more'} with it (${-irNet >= 0 ? '+' : ''}${((-irNet / noIr.billed) * 100).toFixed(1)}%)`,
       'warm cost = tokens of a live cache entry after the earliest change, times (1.25 - 0.1)',
       `image replay warm changes happen ${describeTiming(bySeed.flatMap((s) => s.runs.find((r) => r.name === 'on')!.warmLog.filter((w) => w.cause === 'imageReplay')))}`,
       ...(runs.some((r) => r.branched)
