@@ -15,34 +15,19 @@ import { KeyedMutex } from './keyed-mutex.ts';
 import { isChatId, pathInside } from './chat-id.ts';
 import { headerLine, prepareBatch, prepareSeed, parseEventLine } from './event-batch.ts';
 import { openChatFile, type ChatFile } from './chat-file.ts';
+import { AppendFile, type FsyncMode } from './append-file.ts';
 
 export interface FileLogBackendOptions {
   dataDir: string;
+  /** When an append is acknowledged: after fdatasync (`always`) or after the write (`batch`, default). */
+  fsync?: FsyncMode;
+  /** Append handles kept open at most; the least recently used beyond this are closed. */
+  maxOpenFiles?: number;
   /** Names set-aside torn tails; defaults to the system clock. */
   clock?: Clock;
 }
 
 const notFound = (id: string) => new OdaError('ODA_ERR_NOT_FOUND', 404, `chat ${id} not found`);
-
-/** Opens, writes, syncs and closes a file; a failed write is undone back to `rollbackTo` bytes. */
-async function appendOnce(path: string, data: Buffer, rollbackTo: number): Promise<void> {
-  const fh = await fsp.open(path, 'a');
-  try {
-    try {
-      let written = 0;
-      while (written < data.length) {
-        const { bytesWritten } = await fh.write(data, written, data.length - written);
-        written += bytesWritten;
-      }
-      await fh.datasync();
-    } catch (err) {
-      await fh.truncate(rollbackTo).catch(() => undefined);
-      throw err;
-    }
-  } finally {
-    await fh.close();
-  }
-}
 
 /** Writes `data` to a temporary file beside `path` and syncs it; returns the temporary path. */
 async function writeTemp(path: string, data: string): Promise<string> {
@@ -77,8 +62,14 @@ export class FileLogBackend implements LogBackend {
   private readonly chatMutex = new KeyedMutex();
   /** Open chats: index of line offsets and count, kept after the first open. */
   private readonly open = new Map<string, Promise<ChatFile | undefined>>();
+  /** Append handles by chat, in least-recently-used order. */
+  private readonly writers = new Map<string, AppendFile>();
+  private readonly fsync: FsyncMode;
+  private readonly maxOpenFiles: number;
 
   constructor(opts: FileLogBackendOptions) {
+    this.fsync = opts.fsync ?? 'batch';
+    this.maxOpenFiles = opts.maxOpenFiles ?? 256;
     this.dataDir = opts.dataDir;
     this.chatsDir = join(opts.dataDir, 'chats');
     this.checkpointsDir = join(opts.dataDir, 'checkpoints');
@@ -146,10 +137,11 @@ export class FileLogBackend implements LogBackend {
       if (batch.events.length === 0) return [];
       const data = Buffer.from(batch.text, 'utf8');
       try {
-        await appendOnce(c.path, data, c.size);
+        await this.writer(id, c.path).append(data, c.size);
       } catch (err) {
         // Reopen next time: if the undo failed too, opening sets the partial bytes aside.
         this.open.delete(id);
+        await this.dropWriter(id);
         throw new OdaError('ODA_ERR_LOG_WRITE', 500, `could not append to chat log ${id}`, { cause: err });
       }
       // The index moves only once the bytes are durable, so readers never see unacknowledged events.
@@ -275,8 +267,34 @@ export class FileLogBackend implements LogBackend {
     }
   }
 
+  /** The chat's append handle, opened on first use; the least recently used are closed past the cap. */
+  private writer(id: string, path: string): AppendFile {
+    let w = this.writers.get(id);
+    if (w && w.path !== path) {
+      void w.close();
+      w = undefined;
+    }
+    if (w) this.writers.delete(id);
+    else w = new AppendFile(path, this.fsync);
+    this.writers.set(id, w);
+    while (this.writers.size > this.maxOpenFiles) {
+      const [oldId, oldest] = this.writers.entries().next().value as [string, AppendFile];
+      this.writers.delete(oldId);
+      void oldest.close();
+    }
+    return w;
+  }
+
+  private async dropWriter(id: string): Promise<void> {
+    const w = this.writers.get(id);
+    this.writers.delete(id);
+    await w?.close().catch(() => undefined);
+  }
+
   async close(): Promise<void> {
     await this.appendMutex.idle();
+    await Promise.all([...this.writers.values()].map((w) => w.close().catch(() => undefined)));
+    this.writers.clear();
     this.open.clear();
   }
 }

@@ -61,7 +61,10 @@ function storeBackend(config: Readonly<Config>, logger: Logger): LogBackend {
       onError: (err) => logger.warn({ error: err.message }, 'redis connection error'),
     });
   }
-  return new FileLogBackend({ dataDir: config.dataDir });
+  return new FileLogBackend({
+    dataDir: config.dataDir,
+    fsync: config.store.kind === 'file' ? config.store.fsync : 'batch',
+  });
 }
 
 /** Rate counts are shared through Redis when the chats are, so replicas share one budget. */

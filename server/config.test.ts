@@ -31,7 +31,7 @@ describe('config', () => {
       placeholder: '[Old tool result content cleared]',
     });
     assert.deepEqual(c.pruning.imageReplay, { enabled: true, keepTurns: 3 });
-    assert.deepEqual(c.store, { kind: 'file' });
+    assert.deepEqual(c.store, { kind: 'file', fsync: 'batch' });
     assert.ok(Object.isFrozen(c) && Object.isFrozen(c.pruning));
   });
 

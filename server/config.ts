@@ -110,7 +110,11 @@ export const configSchema = z.strictObject({
   attachmentsDir: z.string().min(1).optional(),
   store: z
     .discriminatedUnion('kind', [
-      z.strictObject({ kind: z.literal('file') }),
+      z.strictObject({
+        kind: z.literal('file'),
+        /** `batch`: acknowledged once written, fdatasync right behind; `always`: after fdatasync. */
+        fsync: z.enum(['always', 'batch']).default('batch'),
+      }),
       z.strictObject({
         kind: z.literal('redis'),
         url: z.string().regex(/^rediss?:\/\//, 'expected redis://host:port'),
@@ -121,7 +125,7 @@ export const configSchema = z.strictObject({
           .default('oda:'),
       }),
     ])
-    .default({ kind: 'file' }),
+    .default({ kind: 'file', fsync: 'batch' }),
   providers: z.array(providerSchema).default([]),
   models: z.record(z.string(), modelFactsSchema).default({}),
   retries: z
