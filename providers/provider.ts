@@ -43,6 +43,14 @@ export interface NormalizedMessage {
   content: PendingContentPart[];
 }
 
+export interface NormalizeOptions {
+  /**
+   * Normalize only the wire messages from this index on (earlier ones are still read for what
+   * later ones refer to, such as tool names, and for the system prompt).
+   */
+  fromIndex?: number;
+}
+
 /** The normalized form of a request body, for the chat log. */
 export interface NormalizedRequest {
   model: string;
@@ -88,7 +96,7 @@ export interface FormatAdapter {
   /** Request headers that carry the client's provider credential. */
   readonly credentialHeaders: readonly string[];
   createView(body: Record<string, unknown>): RequestView;
-  normalizeRequest(body: Record<string, unknown>): NormalizedRequest;
+  normalizeRequest(body: Record<string, unknown>, opts?: NormalizeOptions): NormalizedRequest;
   normalizeResponse(json: unknown): NormalizedResponse;
   createStreamAccumulator(): StreamAccumulator;
   /** Classifies a refusal from status, headers and body text; `imageCount` = images the request carried. */

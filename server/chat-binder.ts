@@ -94,6 +94,25 @@ function branchId(base: string, digests: readonly string[]): string {
   return `${base.slice(0, 128 - 14)}.b${h}`;
 }
 
+/**
+ * sha256 of the JSON of the first `prefixCount` wire messages and of all of them, in one pass:
+ * equal JSON means equal parsed messages, so equal normalized ones.
+ */
+function wirePrefixHashes(
+  wire: readonly unknown[],
+  prefixCount: number | undefined,
+): { prefix: string | undefined; full: string } {
+  const h = createHash('sha256');
+  let prefix: string | undefined;
+  wire.forEach((m, i) => {
+    if (i === prefixCount) prefix = h.copy().digest('hex');
+    h.update(JSON.stringify(m) ?? 'null');
+    h.update('\n');
+  });
+  if (prefixCount === wire.length) prefix = h.copy().digest('hex');
+  return { prefix, full: h.digest('hex') };
+}
+
 const sameTools = (a: readonly ToolRef[], b: readonly ToolRef[]) =>
   a.length === b.length && a.every((t, i) => t.name === b[i]!.name && t.digest === b[i]!.digest);
 
@@ -104,21 +123,27 @@ export class ChatBinder {
     private readonly clock: Clock,
   ) {}
 
+  /**
+   * Per chat, the wire messages of its last bound request, hashed, and how many logged messages
+   * they stand for. A request whose history starts with those same wire messages needs only the
+   * rest normalized, stored and compared: the log is append-only, so a verified prefix stays so.
+   * In memory and per replica; a miss only costs the full comparison.
+   */
+  private readonly prefixes = new Map<string, { wireCount: number; hash: string; loggedCount: number }>();
+
   async bind(input: BindInput): Promise<ChatBinding> {
-    const normalized = input.adapter.normalizeRequest(input.body);
+    const wire = Array.isArray(input.body.messages) ? (input.body.messages as unknown[]) : [];
+    const requested = requestedSessionId(input.headers, input.body);
+    const baseId = scopedChatId(requested?.id ?? (await this.derivedId(input, wire)), input.caller);
+    const cached = this.prefixes.get(baseId);
+    const hashes = wirePrefixHashes(wire, cached?.wireCount);
+    const reuse = cached !== undefined && hashes.prefix === cached.hash;
+    const normalized = input.adapter.normalizeRequest(input.body, {
+      fromIndex: reuse ? cached.wireCount : 0,
+    });
     const messages = await this.chatLog.storeImages(normalized.messages);
     const digests = messages.map((m) => this.chatLog.messageDigest(m));
-    const requested = requestedSessionId(input.headers, input.body);
-    const baseId = scopedChatId(
-      requested?.id ??
-        derivedSessionId({
-          caller: input.caller.identity,
-          format: input.adapter.format,
-          system: normalized.system,
-          firstUserMessage: digests[messages.findIndex((m) => m.role === 'user')],
-        }),
-      input.caller,
-    );
+    const known = reuse ? cached.loggedCount : 0;
     const meta = headerMetadata(input.headers, input.caller);
     // Only an admin-made or pre-teams chat can sit in a team's namespace; it is not the team's.
     const existing = await this.chatLog.header(baseId);
@@ -138,8 +163,32 @@ export class ChatBinder {
         ? { systemDigest: createHash('sha256').update(normalized.system).digest('hex') }
         : {}),
     };
-    const { chatId, state } = await this.appendIncoming(baseId, meta, messages, digests, request);
-    return this.binding(chatId, state, input, messages.length);
+    const { chatId, state } = await this.appendIncoming(baseId, meta, messages, digests, known, request);
+    this.rememberPrefix(chatId, {
+      wireCount: wire.length,
+      hash: hashes.full,
+      loggedCount: known + messages.length,
+    });
+    return this.binding(chatId, state, input, known + messages.length);
+  }
+
+  private rememberPrefix(id: string, entry: { wireCount: number; hash: string; loggedCount: number }): void {
+    this.prefixes.delete(id);
+    this.prefixes.set(id, entry);
+    if (this.prefixes.size > 10_000) this.prefixes.delete(this.prefixes.keys().next().value as string);
+  }
+
+  /** The derived chat id: caller, format, system prompt and the first user message (SPEC section 2). */
+  private async derivedId(input: BindInput, wire: readonly unknown[]): Promise<string> {
+    const firstUser = wire.findIndex((m) => (m as { role?: unknown } | null)?.role === 'user');
+    const head = input.adapter.normalizeRequest({ ...input.body, messages: wire.slice(0, firstUser + 1) });
+    const stored = await this.chatLog.storeImages(head.messages.filter((m) => m.role === 'user').slice(0, 1));
+    return derivedSessionId({
+      caller: input.caller.identity,
+      format: input.adapter.format,
+      system: head.system,
+      firstUserMessage: stored[0] ? this.chatLog.messageDigest(stored[0]) : undefined,
+    });
   }
 
   private async ensureChat(
@@ -160,21 +209,25 @@ export class ChatBinder {
     meta: Record<string, unknown>,
     messages: LogMessage[],
     digests: string[],
+    /** How many logged messages the incoming ones start after (a verified wire prefix). */
+    known: number,
     request: Extract<NewEvent, { type: 'request' }>,
     depth = 0,
   ): Promise<{ chatId: string; state: ChatState }> {
     await this.ensureChat(id, meta);
     const outcome = await this.chatLog.withChat(id, async (state) => {
       const logged = state.messages.messages;
-      let k = 0;
-      while (k < logged.length && k < digests.length && logged[k]!.digest === digests[k]) k++;
-      const diverges = k < logged.length && k < digests.length;
+      // Position in the chat's messages: `known` are shared already; compare from there.
+      let k = known;
+      while (k < logged.length && k - known < digests.length && logged[k]!.digest === digests[k - known]) k++;
+      const diverges = k < logged.length && k - known < digests.length;
       if (diverges && depth < 8) {
         // Seed the branch with every event before the first logged message it does not share.
         const seedUntil = logged[k]!.seq;
-        return { branch: { id: branchId(id, digests.slice(0, k + 1)), seedUntil } };
+        const path = [...logged.slice(0, k).map((m) => m.digest), digests[k - known]!];
+        return { branch: { id: branchId(id, path), seedUntil } };
       }
-      const fresh = messages.slice(k);
+      const fresh = messages.slice(k - known);
       const events: NewEvent[] = fresh.map((m) => ({
         type: 'message',
         role: m.role,
@@ -207,7 +260,7 @@ export class ChatBinder {
       const parentHeader = await this.chatLog.header(id);
       await this.chatLog.createChat({ id: childId, ...meta, team: parentHeader?.team, parent: id }, seed);
     }
-    return this.appendIncoming(childId, meta, messages, digests, request, depth + 1);
+    return this.appendIncoming(childId, meta, messages, digests, known, request, depth + 1);
   }
 
   /** `answerAt`: the index, among the chat's messages, of the answer this request will get. */

@@ -315,3 +315,33 @@ describe('createAnthropicStreamAccumulator', () => {
     ]);
   });
 });
+
+test('fromIndex: the same messages as a full normalization from that wire index on', async () => {
+  const { normalizeAnthropicRequest: norm } = await import('./normalize.ts');
+  const body = {
+    model: 'm',
+    system: 'sys',
+    messages: [
+      { role: 'user', content: 'q1' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'read', input: { p: 1 } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 't1', content: 'r1' },
+          { type: 'text', text: 'and' },
+        ],
+      },
+      { role: 'assistant', content: 'a1' },
+      { role: 'user', content: 'q2' },
+    ],
+  };
+  const full = norm(body);
+  // Wire message i -> how many normalized messages it makes (a tool_result message splits).
+  const per = [1, 1, 2, 1, 1];
+  for (let from = 0; from <= body.messages.length; from++) {
+    const part = norm(body, { fromIndex: from });
+    const skipped = per.slice(0, from).reduce((a, b) => a + b, 0);
+    assert.deepEqual(part.messages, full.messages.slice(skipped), `from ${from}`);
+    assert.equal(part.system, full.system);
+  }
+});

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { ToolRef, Usage } from '../../chat-log/format/v4.ts';
 import type {
+  NormalizeOptions,
   NormalizedMessage,
   NormalizedRequest,
   NormalizedResponse,
@@ -163,7 +164,11 @@ function userMessages(content: unknown, toolNames: Map<string, string>): Normali
 const NOT_SETTINGS = new Set(['model', 'messages', 'system', 'tools']);
 
 /** Normalizes a Messages request body for the chat log. */
-export function normalizeAnthropicRequest(body: Record<string, unknown>): NormalizedRequest {
+export function normalizeAnthropicRequest(
+  body: Record<string, unknown>,
+  opts: NormalizeOptions = {},
+): NormalizedRequest {
+  const fromIndex = opts.fromIndex ?? 0;
   const wire = Array.isArray(body.messages) ? body.messages : [];
   const toolNames = new Map<string, string>();
   for (const message of wire) {
@@ -176,8 +181,8 @@ export function normalizeAnthropicRequest(body: Record<string, unknown>): Normal
   }
 
   const messages: NormalizedMessage[] = [];
-  for (const message of wire) {
-    if (!isObj(message)) continue;
+  for (const [index, message] of wire.entries()) {
+    if (!isObj(message) || index < fromIndex) continue;
     if (message.role === 'user') messages.push(...userMessages(message.content, toolNames));
     else if (message.role === 'assistant') {
       messages.push({ role: 'model', content: modelParts(message.content, toolNames) });

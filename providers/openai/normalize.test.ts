@@ -268,3 +268,29 @@ describe('createOpenaiStreamAccumulator', () => {
     assert.deepEqual(result.message.content, [{ kind: 'text', text: 'par' }]);
   });
 });
+
+test('fromIndex: the same messages as a full normalization from that wire index on', async () => {
+  const { normalizeOpenaiRequest: norm } = await import('./normalize.ts');
+  const body = {
+    model: 'm',
+    messages: [
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'q1' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: 'r1' },
+      { role: 'assistant', content: 'a1' },
+      { role: 'user', content: 'q2' },
+    ],
+  };
+  const full = norm(body);
+  for (let from = 0; from <= body.messages.length; from++) {
+    const part = norm(body, { fromIndex: from });
+    assert.equal(part.system, full.system);
+    const skippedWire = body.messages.slice(0, from).filter((m) => m.role !== 'system').length;
+    assert.deepEqual(part.messages, full.messages.slice(skippedWire), `from ${from}`);
+  }
+});

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { ToolRef, Usage } from '../../chat-log/format/v4.ts';
 import type {
+  NormalizeOptions,
   NormalizedMessage,
   NormalizedRequest,
   NormalizedResponse,
@@ -120,7 +121,13 @@ function assistantParts(message: Obj): PendingContentPart[] {
 const NOT_SETTINGS = new Set(['model', 'messages', 'system', 'tools']);
 
 /** Normalizes a Chat Completions request body for the chat log. */
-export function normalizeOpenaiRequest(body: Record<string, unknown>): NormalizedRequest {
+const KNOWN_ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
+
+export function normalizeOpenaiRequest(
+  body: Record<string, unknown>,
+  opts: NormalizeOptions = {},
+): NormalizedRequest {
+  const fromIndex = opts.fromIndex ?? 0;
   const wire = Array.isArray(body.messages) ? body.messages : [];
   const toolNames = new Map<string, string>();
   for (const message of wire) {
@@ -135,11 +142,16 @@ export function normalizeOpenaiRequest(body: Record<string, unknown>): Normalize
   const systemTexts: string[] = [];
   const messages: NormalizedMessage[] = [];
   let inSystemPrompt = true;
-  for (const message of wire) {
+  for (const [index, message] of wire.entries()) {
     if (!isObj(message)) continue;
     const role = message.role;
     if (inSystemPrompt && (role === 'system' || role === 'developer')) {
       systemTexts.push(...contentTexts(message.content));
+      continue;
+    }
+    if (index < fromIndex) {
+      // Skipped, but it still ends the system prompt as it would when normalized.
+      if (KNOWN_ROLES.has(role as string)) inSystemPrompt = false;
       continue;
     }
     switch (role) {

@@ -1,0 +1,65 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startGateway } from '../helpers/start-gateway.ts';
+
+type Msg = { role: 'user' | 'assistant'; content: string };
+
+/**
+ * The binder skips re-normalizing a history prefix it verified on the chat's previous request.
+ * A divergence just after that prefix must still be seen (and branch), and the branch continue.
+ */
+test('a divergence right after the verified prefix branches, and the branch goes on', async () => {
+  const gw = await startGateway();
+  try {
+    const send = async (messages: Msg[]) => {
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-session-id': 'prefix-chat' },
+        body: JSON.stringify({ model: 'gpt-test', messages }),
+      });
+      assert.equal(res.status, 200);
+      return res.headers.get('x-session-id')!;
+    };
+    const answer = 'Hello from the fake provider.';
+    const h: Msg[] = [{ role: 'user', content: 'u1' }];
+    assert.equal(await send(h), 'prefix-chat');
+    h.push({ role: 'assistant', content: answer }, { role: 'user', content: 'u2' });
+    assert.equal(await send(h), 'prefix-chat');
+    // The client rewrites the last answer: the history diverges right after the verified prefix.
+    const edited: Msg[] = [
+      ...h,
+      { role: 'assistant', content: 'an edited answer' },
+      { role: 'user', content: 'u3' },
+    ];
+    const branch = await send(edited);
+    assert.notEqual(branch, 'prefix-chat');
+    assert.match(branch, /^prefix-chat\.b[0-9a-f]{12}$/);
+    edited.push({ role: 'assistant', content: answer }, { role: 'user', content: 'u4' });
+    assert.equal(await send(edited), branch);
+
+    const texts = async (id: string) => {
+      const body = (await (await fetch(`${gw.url}/v1/sessions/${id}/events`)).json()) as {
+        events: Array<{ type: string; role?: string; content?: Array<{ text?: string }> }>;
+      };
+      return body.events.filter((e) => e.type === 'message').map((e) => `${e.role}:${e.content?.[0]?.text}`);
+    };
+    assert.deepEqual(await texts('prefix-chat'), [
+      'user:u1',
+      `model:${answer}`,
+      'user:u2',
+      `model:${answer}`,
+    ]);
+    assert.deepEqual(await texts(branch), [
+      'user:u1',
+      `model:${answer}`,
+      'user:u2',
+      'model:an edited answer',
+      'user:u3',
+      `model:${answer}`,
+      'user:u4',
+      `model:${answer}`,
+    ]);
+  } finally {
+    await gw.close();
+  }
+});
