@@ -45,6 +45,9 @@ const WIDE_RANGES: ReadonlyArray<readonly [number, number]> = [
   [0x20000, 0x323af],
 ];
 
+/** A code unit that may start a wide code point or a surrogate pair (the slow path's business). */
+const MAYBE_WIDE = /[\u1100-\uffff]/;
+
 /** True when the code point counts as a wide (CJK, kana, Hangul) character. */
 export function isWideCodePoint(cp: number): boolean {
   if (cp < 0x1100) return false;
@@ -57,6 +60,8 @@ export function isWideCodePoint(cp: number): boolean {
 
 /** Estimate characters of one text: one per code point, `WIDE_CHAR_WEIGHT` per wide code point. */
 export function weightedChars(text: string): number {
+  // Most text has no code unit at or above U+1100: then every unit is one narrow code point.
+  if (!MAYBE_WIDE.test(text)) return text.length;
   let chars = 0;
   for (let i = 0; i < text.length;) {
     const unit = text.charCodeAt(i);
