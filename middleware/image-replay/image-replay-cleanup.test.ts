@@ -125,13 +125,19 @@ for (const format of formats) {
       const { body, turnStarts } = format.chat(turns);
       const before = structuredClone(body);
       const current = turnStarts[5]!;
-      // The turn in progress holds an assistant message, so it counts among the 3 kept.
-      assert.deepEqual(imageReplayCleanup(format.view(body)), { imagesRemoved: 4, referencesRemoved: 3 });
+      // The turn in progress holds an assistant message but is not completed: the 3 completed
+      // turns before it are kept too, and only what precedes them is cleaned.
+      const imagesBeforeKept = format
+        .view(structuredClone(before))
+        .images()
+        .filter((i) => i.messageIndex < turnStarts[2]!).length;
+      assert.ok(imagesBeforeKept > 0);
+      assert.equal(imageReplayCleanup(format.view(body)).imagesRemoved, imagesBeforeKept);
       assert.equal(
-        json(messagesOf(body).slice(turnStarts[3])),
-        json(messagesOf(before).slice(turnStarts[3])),
+        json(messagesOf(body).slice(turnStarts[2])),
+        json(messagesOf(before).slice(turnStarts[2])),
       );
-      assert.deepEqual(imageReplayCleanup(format.view(body), 0), { imagesRemoved: 1, referencesRemoved: 1 });
+      assert.deepEqual(imageReplayCleanup(format.view(body), 0), { imagesRemoved: 2, referencesRemoved: 2 });
       assert.equal(json(messagesOf(body).slice(current)), json(messagesOf(before).slice(current)));
       assert.equal(
         format
@@ -206,7 +212,10 @@ describe('imageReplayCleanup over generated chats', () => {
   /** First message index the clean-up must keep, from the chat's description alone. */
   function keptFrom(turns: Turn[], built: BuiltChat, keep: number): number {
     const last = turns.length - 1;
-    const completed = turns.flatMap((t, i) => ((t.loops?.length ?? 0) > 0 || t.reply ? [i] : []));
+    // The last turn is the one in progress: never counted as completed.
+    const completed = turns
+      .slice(0, -1)
+      .flatMap((t, i) => ((t.loops?.length ?? 0) > 0 || t.reply ? [i] : []));
     const turnIndex =
       keep === 0 ? last : completed.length < keep ? 0 : Math.min(completed[completed.length - keep]!, last);
     return built.turnStarts[turnIndex]!;

@@ -4,9 +4,11 @@
  *
  * A turn starts at a user message with content of its own (not a message of tool results only),
  * so a tool loop (assistant tool call, tool result, assistant, ...) stays inside one turn. A turn
- * is completed once it holds an assistant message. The count covers every completed turn, with
- * or without images. The last turn is the one the model is working on and is never touched, even
- * when it already holds an assistant message (a tool loop in progress).
+ * is completed once it holds an assistant message and a later turn has begun: the last turn is
+ * the one the model is working on, never counted and never touched, even when it already holds
+ * an assistant message (a tool loop in progress). So the window of kept turns moves once per user
+ * turn, on its first call, and not again in the middle of its tool loop (which would rewrite a
+ * cached prefix on every step). The count covers every completed turn, with or without images.
  */
 import type { MessageRef } from '../../providers/request-view.ts';
 
@@ -29,7 +31,7 @@ export function replayCutoff(messages: readonly MessageRef[], keepTurns: number)
   const current = starts[starts.length - 1];
   if (current === undefined) return 0;
   if (keepTurns <= 0) return current;
-  const completedStarts = starts.filter((_, i) => completed[i]);
+  const completedStarts = starts.slice(0, -1).filter((_, i) => completed[i]);
   // A kept turn never starts after the current one, so the current turn is kept too.
   return completedStarts[completedStarts.length - keepTurns] ?? 0;
 }
