@@ -60,7 +60,7 @@ export class ChatLog {
     this.models = new ChatModels({
       backend: opts.backend,
       build: opts.build,
-      checkpointEvery: opts.checkpointEvery ?? 100,
+      checkpointEvery: opts.checkpointEvery ?? 500,
       maxChats: opts.maxCachedChats ?? 1000,
     });
   }

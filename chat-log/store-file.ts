@@ -30,12 +30,12 @@ export interface FileLogBackendOptions {
 const notFound = (id: string) => new OdaError('ODA_ERR_NOT_FOUND', 404, `chat ${id} not found`);
 
 /** Writes `data` to a temporary file beside `path` and syncs it; returns the temporary path. */
-async function writeTemp(path: string, data: string): Promise<string> {
+async function writeTemp(path: string, data: string, sync = true): Promise<string> {
   const tmp = join(dirname(path), `.${randomBytes(8).toString('hex')}.tmp`);
   const fh = await fsp.open(tmp, 'wx');
   try {
     await fh.writeFile(data);
-    await fh.datasync();
+    if (sync) await fh.datasync();
   } catch (err) {
     await fh.close();
     await fsp.rm(tmp, { force: true });
@@ -246,7 +246,9 @@ export class FileLogBackend implements LogBackend {
   async putCheckpoint(id: string, checkpoint: StoredCheckpoint): Promise<void> {
     const path = this.checkpointPath(id, checkpoint.model);
     await fsp.mkdir(dirname(path), { recursive: true });
-    const tmp = await writeTemp(path, JSON.stringify(checkpoint));
+    // A checkpoint is a shortcut, not a record: rename keeps it whole, and one lost to a power cut
+    // is rebuilt from the log, so it is not synced.
+    const tmp = await writeTemp(path, JSON.stringify(checkpoint), false);
     try {
       await fsp.rename(tmp, path);
     } catch (err) {
