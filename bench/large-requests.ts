@@ -291,7 +291,7 @@ function buildReport(
     targets,
     notes: [
       'under = context window far above the body (no pruning/trimming threshold crossed); over = 100k-token window (pruning and compaction trimming run)',
-      '1st = the chat is new, so the whole history is appended to the chat log (fdatasync) and its images stored; again = same body in the same chat',
+      '1st = the chat is new, so the whole history is appended to the chat log and its images stored; again = same body in the same chat',
       'direct and the minimal proxy include the fake provider parsing the body; parse+stringify is measured in the benchmark process',
       ...(peakRss ? [`gateway peak RSS during this benchmark: ${(peakRss / MB).toFixed(0)} MB`] : []),
     ],

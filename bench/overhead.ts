@@ -329,7 +329,7 @@ function buildReport(
       `chats: x-session-id per connection, a new chat every ${REQUESTS_PER_CHAT} requests of a connection`,
       ...(hasTmpfs
         ? [
-            'gw (tmpfs): the same gateway with its data dir on tmpfs, where fsync is free; the gap to "gateway" is the durable chat-log appends',
+            'gw (tmpfs): the same gateway with its data dir on tmpfs, where disk flushes cost nothing; the gap to "gateway" is what the disk adds',
           ]
         : []),
       'CPU ms/req: user+system CPU time of that process (all its threads) per completed request',

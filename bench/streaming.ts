@@ -214,7 +214,7 @@ function buildReport(
     notes: [
       'first byte = first byte of the body (the first SSE event); "adds" = minus the direct path',
       `a stream is ~${bytes} bytes; the gateway writes every upstream chunk to the client as it arrives (server/deliver.ts, with backpressure), so it holds at most what it is processing at that moment: its in-flight figure minus the direct one`,
-      "the gateway appends the incoming messages to the chat log (fdatasync) before it forwards the request, which is on the first byte's path; gw (tmpfs) has its data dir on tmpfs, where fsync is free",
+      "the gateway appends the incoming messages to the chat log before it forwards the request, which is on the first byte's path (with store.fsync: batch the fdatasync follows the write instead of preceding the forward); gw (tmpfs) has its data dir on tmpfs",
     ],
     data: { pieces: PIECES, chunkDelayMs: CHUNK_DELAY_MS, setup, results },
   };
