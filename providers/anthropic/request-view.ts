@@ -9,44 +9,11 @@ import type {
   MessageMeasure,
   MessageRef,
   RequestView,
-  TextSlot,
   ToolResultRef,
   WirePath,
 } from '../request-view.ts';
 import { isObj, type Obj } from '../wire-json.ts';
-
-interface EditState {
-  changed: boolean;
-}
-
-/** A slot over `holder[key]` when it holds a plain string. */
-function stringSlot(holder: Obj, key: string, state: EditState): TextSlot {
-  return {
-    get text() {
-      const value = holder[key];
-      return typeof value === 'string' ? value : '';
-    },
-    set(text: string) {
-      if (holder[key] === text) return;
-      holder[key] = text;
-      state.changed = true;
-    },
-  };
-}
-
-/** Slots for `holder[key]`: a string is one slot, an array gives one per `text` block. */
-function textSlots(holder: Obj, key: string, state: EditState): TextSlot[] {
-  const content = holder[key];
-  if (typeof content === 'string') return [stringSlot(holder, key, state)];
-  if (!Array.isArray(content)) return [];
-  const slots: TextSlot[] = [];
-  for (const block of content) {
-    if (isObj(block) && block.type === 'text' && typeof block.text === 'string') {
-      slots.push(stringSlot(block, 'text', state));
-    }
-  }
-  return slots;
-}
+import { textSlots, type EditState } from '../text-slots.ts';
 
 /** The source of an `image` block: base64 with its media type, or a URL; file ids are skipped. */
 export function anthropicImageSource(block: Obj): ImageSource | undefined {

@@ -9,15 +9,11 @@ import type {
   MessageMeasure,
   MessageRef,
   RequestView,
-  TextSlot,
   ToolResultRef,
   ViewRole,
 } from '../request-view.ts';
 import { isObj, type Obj } from '../wire-json.ts';
-
-interface EditState {
-  changed: boolean;
-}
+import { textSlots, type EditState } from '../text-slots.ts';
 
 /** Maps a wire role to the view's role; undefined for roles the view does not know. */
 function viewRole(role: unknown): ViewRole | undefined {
@@ -35,49 +31,6 @@ function viewRole(role: unknown): ViewRole | undefined {
     default:
       return undefined;
   }
-}
-
-/** A slot over a message whose content is a plain string. */
-function stringContentSlot(holder: Obj, key: string, state: EditState): TextSlot {
-  return {
-    get text() {
-      const value = holder[key];
-      return typeof value === 'string' ? value : '';
-    },
-    set(text: string) {
-      if (holder[key] === text) return;
-      holder[key] = text;
-      state.changed = true;
-    },
-  };
-}
-
-/** A slot over one `{type:'text', text}` part. */
-function textPartSlot(part: Obj, state: EditState): TextSlot {
-  return {
-    get text() {
-      return typeof part.text === 'string' ? part.text : '';
-    },
-    set(text: string) {
-      if (part.text === text) return;
-      part.text = text;
-      state.changed = true;
-    },
-  };
-}
-
-/** Slots for the text of `holder[key]`: a string is one slot, an array gives one per text part. */
-function textSlots(holder: Obj, key: string, state: EditState): TextSlot[] {
-  const content = holder[key];
-  if (typeof content === 'string') return [stringContentSlot(holder, key, state)];
-  if (!Array.isArray(content)) return [];
-  const slots: TextSlot[] = [];
-  for (const part of content) {
-    if (isObj(part) && part.type === 'text' && typeof part.text === 'string') {
-      slots.push(textPartSlot(part, state));
-    }
-  }
-  return slots;
 }
 
 /** Reads `data:<media type>[;params];base64,<data>`; undefined when not a base64 data URL. */
