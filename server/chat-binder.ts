@@ -249,9 +249,9 @@ export class ChatBinder {
       }
       events.push(request);
       await this.chatLog.append(id, events);
-      const after = await this.chatLog.open(id);
-      if (!after) throw new OdaError('ODA_ERR_LOG_READ', 500, `chat ${id} vanished while appending`);
-      return { state: after };
+      // Messages, a tools change and a request event move neither the decisions nor the cache
+      // clock, so the state read under the lock is still the one the pipeline needs.
+      return { state };
     });
     if (outcome.state) return { chatId: id, state: outcome.state };
     const { id: childId, seedUntil } = outcome.branch!;
