@@ -150,7 +150,7 @@ describe('teams: each team sees and writes only its own chats', () => {
   });
 
   test('a chat a team creates with POST is the one its model calls with that id reach', async () => {
-    const created = await call(gw, research.key, 'POST', '/v1/sessions', { id: 'proj-1', cwd: '/work/proj' });
+    const created = await call(gw, research.key, 'POST', '/v1/sessions', { id: 'proj-1', cwd: '/srv/proj' });
     assert.equal(created.status, 201);
     assert.deepEqual(
       [(created.body.header as { id: string }).id, (created.body.header as { team: string }).team],
