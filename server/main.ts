@@ -6,6 +6,7 @@
  */
 import type { Server } from 'node:http';
 import { createApp } from './app.ts';
+import { answerClientErrors } from './client-error.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const gateway = createApp(config, { logger });
   const server: Server = gateway.app.listen(config.server.port, config.server.host);
+  answerClientErrors(server);
   server.on('listening', () => {
     const addr = server.address();
     const where = typeof addr === 'object' && addr ? `${addr.address}:${addr.port}` : String(addr);
