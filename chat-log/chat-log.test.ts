@@ -8,9 +8,7 @@ import { FileLogBackend } from './store-file.ts';
 import { AttachmentStore } from './attachments.ts';
 import { ManualClock } from '../lib/clock.ts';
 import { isOdaError } from '../lib/errors.ts';
-import type { NewEvent } from './format/v4.ts';
-
-const T0 = Date.UTC(2026, 0, 1);
+import { T0, say } from './test-batches.ts';
 
 function setup(opts: { checkpointEvery?: number } = {}) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'oda-chatlog-'));
@@ -20,12 +18,6 @@ function setup(opts: { checkpointEvery?: number } = {}) {
   const log = new ChatLog({ backend, attachments, clock, build: 'test', ...opts });
   return { dataDir, clock, backend, attachments, log };
 }
-
-const say = (text: string, role: 'user' | 'model' = 'user'): NewEvent => ({
-  type: 'message',
-  role,
-  content: [{ kind: 'text', text }],
-});
 
 const refusal = (status: number, message: string) => (err: unknown) => {
   assert.ok(isOdaError(err), `expected an OdaError, got ${String(err)}`);

@@ -5,46 +5,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { FileLogBackend } from './store-file.ts';
 import { ManualClock } from '../lib/clock.ts';
-import { isOdaError } from '../lib/errors.ts';
-import type { Event, Header, NewEvent } from './format/v4.ts';
+import type { Event, NewEvent } from './format/v4.ts';
+import { T0, hdr, say, request, rejectsWith } from './test-batches.ts';
 
-const T0 = Date.UTC(2026, 0, 1);
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'oda-store-'));
-const hdr = (id: string, extra: Partial<Header> = {}): Header => ({
-  version: 4,
-  id,
-  createdAt: T0,
-  ...extra,
-});
-const say = (text: string, role: 'user' | 'model' = 'user'): NewEvent => ({
-  type: 'message',
-  role,
-  content: [{ kind: 'text', text }],
-});
-const request = (settings: Record<string, unknown>): NewEvent =>
-  ({
-    type: 'request',
-    requestId: 'r1',
-    format: 'openai',
-    provider: 'p',
-    model: 'm',
-    settings,
-    tools: [],
-  }) as NewEvent;
 
 function setup() {
   const dataDir = tmp();
   const clock = new ManualClock(T0);
   return { dataDir, clock, store: new FileLogBackend({ dataDir, clock }) };
 }
-
-const rejectsWith = (status: number, code: string, message?: RegExp) => (err: unknown) => {
-  assert.ok(isOdaError(err), `expected an OdaError, got ${String(err)}`);
-  assert.equal(err.status, status);
-  assert.equal(err.code, code);
-  if (message) assert.match(err.message, message);
-  return true;
-};
 
 describe('FileLogBackend: create and header', () => {
   test('creates once, then answers exists; the file is header + nothing else', async () => {

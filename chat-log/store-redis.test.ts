@@ -8,40 +8,9 @@ import { RedisLogBackend } from './store-redis.ts';
 import { ChatLog } from './chat-log.ts';
 import { AttachmentStore } from './attachments.ts';
 import { ManualClock } from '../lib/clock.ts';
-import { isOdaError } from '../lib/errors.ts';
-import type { Event, Header, NewEvent } from './format/v4.ts';
+import type { Event, NewEvent } from './format/v4.ts';
 import { dropPrefix, keysUnder, redisSkip, redisUrl, uniquePrefix } from '../test/helpers/redis-test.ts';
-
-const T0 = Date.UTC(2026, 0, 1);
-const hdr = (id: string, extra: Partial<Header> = {}): Header => ({
-  version: 4,
-  id,
-  createdAt: T0,
-  ...extra,
-});
-const say = (text: string, role: 'user' | 'model' = 'user'): NewEvent => ({
-  type: 'message',
-  role,
-  content: [{ kind: 'text', text }],
-});
-const request = (settings: Record<string, unknown>): NewEvent =>
-  ({
-    type: 'request',
-    requestId: 'r1',
-    format: 'openai',
-    provider: 'p',
-    model: 'm',
-    settings,
-    tools: [],
-  }) as NewEvent;
-
-const rejectsWith = (status: number, code: string, message?: RegExp) => (err: unknown) => {
-  assert.ok(isOdaError(err), `expected an OdaError, got ${String(err)}`);
-  assert.equal(err.status, status);
-  assert.equal(err.code, code);
-  if (message) assert.match(err.message, message);
-  return true;
-};
+import { T0, hdr, say, request, rejectsWith } from './test-batches.ts';
 
 const textOf = (e: Event) =>
   e.type === 'message' && e.content[0]?.kind === 'text' ? e.content[0].text : undefined;

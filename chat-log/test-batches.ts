@@ -1,0 +1,39 @@
+/** Builders shared by the chat-log store tests: headers, new events, and an OdaError matcher. */
+import assert from 'node:assert/strict';
+import { isOdaError } from '../lib/errors.ts';
+import type { Header, NewEvent } from './format/v4.ts';
+
+export const T0 = Date.UTC(2026, 0, 1);
+
+export const hdr = (id: string, extra: Partial<Header> = {}): Header => ({
+  version: 4,
+  id,
+  createdAt: T0,
+  ...extra,
+});
+
+export const say = (text: string, role: 'user' | 'model' = 'user'): NewEvent => ({
+  type: 'message',
+  role,
+  content: [{ kind: 'text', text }],
+});
+
+export const request = (settings: Record<string, unknown>): NewEvent =>
+  ({
+    type: 'request',
+    requestId: 'r1',
+    format: 'openai',
+    provider: 'p',
+    model: 'm',
+    settings,
+    tools: [],
+  }) as NewEvent;
+
+/** An `assert.rejects` check: an OdaError with this status, code and (optionally) message. */
+export const rejectsWith = (status: number, code: string, message?: RegExp) => (err: unknown) => {
+  assert.ok(isOdaError(err), `expected an OdaError, got ${String(err)}`);
+  assert.equal(err.status, status);
+  assert.equal(err.code, code);
+  if (message) assert.match(err.message, message);
+  return true;
+};
