@@ -41,3 +41,12 @@ export class SseReader {
     if (data.length || event) this.onEvent(event, data.join('\n'));
   }
 }
+
+/** Every event of a whole SSE text, in order (for transcripts and tests). */
+export function readSseText(text: string): Array<{ event: string | undefined; data: string }> {
+  const events: Array<{ event: string | undefined; data: string }> = [];
+  const reader = new SseReader((event, data) => events.push({ event, data }));
+  reader.push(Buffer.from(text, 'utf8'));
+  reader.end();
+  return events;
+}

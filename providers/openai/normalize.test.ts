@@ -8,28 +8,14 @@ import {
   normalizeOpenaiRequest,
   normalizeOpenaiResponse,
 } from './normalize.ts';
+import { readSseText } from '../../server/sse.ts';
 
 const fixture = (name: string): string =>
   readFileSync(new URL(`./__fixtures__/${name}`, import.meta.url), 'utf8');
 
-/** The SSE events of a transcript: `event:` name and joined `data:` lines; comments skipped. */
-function parseSse(text: string): Array<{ event: string | undefined; data: string }> {
-  const events: Array<{ event: string | undefined; data: string }> = [];
-  for (const frame of text.split(/\r?\n\r?\n/)) {
-    let event: string | undefined;
-    const data: string[] = [];
-    for (const line of frame.split(/\r?\n/)) {
-      if (line.startsWith('event:')) event = line.slice(6).trim();
-      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-    }
-    if (data.length > 0) events.push({ event, data: data.join('\n') });
-  }
-  return events;
-}
-
 function accumulate(name: string) {
   const accumulator = createOpenaiStreamAccumulator();
-  for (const { event, data } of parseSse(fixture(name))) accumulator.push(event, data);
+  for (const { event, data } of readSseText(fixture(name))) accumulator.push(event, data);
   return accumulator.result();
 }
 
