@@ -27,7 +27,7 @@ export interface ChatLogOptions {
   clock: Clock;
   /** The gateway build; checkpoints of another build are not reused. */
   build: string;
-  /** Checkpoint a chat's read models every this many events (default 100) and on close. */
+  /** Checkpoint a chat's read models every this many events (default 500) and on close. */
   checkpointEvery?: number;
   /** Chats whose read models stay in memory (default 1000, least recently used dropped). */
   maxCachedChats?: number;
@@ -95,8 +95,8 @@ export class ChatLog {
   }
 
   /** Appends events (stamped with the clock), folds them into the read models, returns them stored. */
-  async append(id: string, events: readonly NewEvent[]): Promise<Event[]> {
-    const stored = await this.backend.append(id, events, this.clock.now());
+  async append(id: string, events: readonly NewEvent[], expectedCount?: number): Promise<Event[]> {
+    const stored = await this.backend.append(id, events, this.clock.now(), expectedCount);
     await this.models.appended(id, stored);
     return stored;
   }

@@ -28,6 +28,8 @@ export interface FileLogBackendOptions {
 }
 
 const notFound = (id: string) => new OdaError('ODA_ERR_NOT_FOUND', 404, `chat ${id} not found`);
+const changedUnder = (id: string) =>
+  new OdaError('ODA_ERR_STORE_UNAVAILABLE', 503, `chat ${id} changed while it was being appended to; retry`);
 
 /** Writes `data` to a temporary file beside `path` and syncs it; returns the temporary path. */
 async function writeTemp(path: string, data: string, sync = true): Promise<string> {
@@ -130,9 +132,15 @@ export class FileLogBackend implements LogBackend {
     return (await this.chat(id))?.header;
   }
 
-  async append(id: string, events: readonly NewEvent[], now: number): Promise<Event[]> {
+  async append(
+    id: string,
+    events: readonly NewEvent[],
+    now: number,
+    expectedCount?: number,
+  ): Promise<Event[]> {
     return this.appendMutex.run(id, async () => {
       const c = await this.existing(id);
+      if (expectedCount !== undefined && c.offsets.length !== expectedCount) throw changedUnder(id);
       const batch = prepareBatch(events, c.offsets.length, now);
       if (batch.events.length === 0) return [];
       const data = Buffer.from(batch.text, 'utf8');

@@ -236,12 +236,17 @@ export class RedisLogBackend implements LogBackend {
     return parsed;
   }
 
-  async append(id: string, events: readonly NewEvent[], now: number): Promise<Event[]> {
+  async append(
+    id: string,
+    events: readonly NewEvent[],
+    now: number,
+    expectedCount?: number,
+  ): Promise<Event[]> {
     assertChatId(id);
     // In process, appends of one chat queue here; across replicas the script's count check decides.
     return this.appendMutex.run(id, async () => {
       for (let round = 0; round < MAX_APPEND_ROUNDS; round++) {
-        const count = await this.count(id);
+        const count = expectedCount ?? (await this.count(id));
         const batch = prepareBatch(events, count, now);
         if (batch.events.length === 0) return [];
         const reply = await this.run((r) =>
@@ -259,6 +264,10 @@ export class RedisLogBackend implements LogBackend {
         const [status] = reply as [number, number];
         if (status === 1) return batch.events;
         if (status === -1) throw notFound(id);
+        // A caller that compared under the lock must not append to a log that moved on.
+        if (expectedCount !== undefined) {
+          throw unavailable(`chat ${id} changed while it was being appended to; retry`);
+        }
         // Another replica appended after we counted: number the batch again from the new count.
       }
       throw unavailable(`chat ${id} kept changing under ${MAX_APPEND_ROUNDS} append attempts`);

@@ -49,9 +49,11 @@ export interface LogBackend {
   /**
    * Appends a batch atomically, assigning contiguous `seq` from the current count and `at` = `now`.
    * Every value is checked to be losslessly JSON-serializable and valid against the v4 schema
-   * first; a refused batch stores nothing. Returns the stored events.
+   * first; a refused batch stores nothing. Returns the stored events. With `expectedCount`, the
+   * batch is stored only if the chat still holds exactly that many events (a caller that compared
+   * against that state under the chat's lock); otherwise nothing is stored and a 503 is thrown.
    */
-  append(id: string, events: readonly NewEvent[], now: number): Promise<Event[]>;
+  append(id: string, events: readonly NewEvent[], now: number, expectedCount?: number): Promise<Event[]>;
   /** Events with `offset <= seq < offset + length` (length undefined: to the end). */
   read(id: string, offset: number, length?: number): Promise<Event[]>;
   /** Number of events (the next seq). */

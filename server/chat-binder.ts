@@ -248,7 +248,7 @@ export class ChatBinder {
         });
       }
       events.push(request);
-      await this.chatLog.append(id, events);
+      await this.chatLog.append(id, events, state.count);
       // Messages, a tools change and a request event move neither the decisions nor the cache
       // clock, so the state read under the lock is still the one the pipeline needs.
       return { state };
@@ -312,13 +312,34 @@ export class ChatBinder {
       record,
       async recordResponse(r) {
         const message = r.response ? (await chatLog.storeImages([r.response.message]))[0]! : undefined;
-        // Under the chat's lock, like the appends of incoming messages: a concurrent request of the
-        // chat with a longer history may already have logged this very answer (its client sent it
-        // back), and then it is not logged a second time.
-        await chatLog.withChat(chatId, async (latest) => {
+        const response: NewEvent = {
+          type: 'response',
+          requestId: input.requestId,
+          startedAt: input.startedAt,
+          status: r.status,
+          ok: r.ok,
+          ...(r.response?.model ? { model: r.response.model } : {}),
+          ...(r.response?.stopReason ? { stopReason: r.response.stopReason } : {}),
+          ...(r.response?.usage ? { usage: r.response.usage } : {}),
+          attempts: r.attempts,
+          latencyMs: Math.max(0, Math.round(clock.now() - input.startedAt)),
+          ...(r.error ? { error: r.error } : {}),
+        };
+        // Under the chat's lock, like the appends of incoming messages. The answer belongs right
+        // after the history it answers (message `answerAt`). If the log already holds this very
+        // answer there (a concurrent request's client sent it back), it is not logged twice; if it
+        // holds another answer there (a regenerated answer), this one starts a branch, exactly the
+        // branch a client continuing with it will be bound to.
+        const branch = await chatLog.withChat(chatId, async (latest) => {
+          const logged = latest.messages.messages;
+          const digest = message ? chatLog.messageDigest(message) : undefined;
+          const there = logged[answerAt];
+          if (message && there && there.digest !== digest) {
+            const path = [...logged.slice(0, answerAt).map((m) => m.digest), digest!];
+            return { id: branchId(chatId, path), seedUntil: there.seq, header: latest.header };
+          }
           const events: NewEvent[] = [];
-          const logged = latest.messages.messages[answerAt];
-          if (message && logged?.digest !== chatLog.messageDigest(message)) {
+          if (message && !there) {
             events.push({
               type: 'message',
               role: 'model',
@@ -326,20 +347,35 @@ export class ChatBinder {
               source: { kind: 'provider' },
             });
           }
-          events.push({
-            type: 'response',
-            requestId: input.requestId,
-            startedAt: input.startedAt,
-            status: r.status,
-            ok: r.ok,
-            ...(r.response?.model ? { model: r.response.model } : {}),
-            ...(r.response?.stopReason ? { stopReason: r.response.stopReason } : {}),
-            ...(r.response?.usage ? { usage: r.response.usage } : {}),
-            attempts: r.attempts,
-            latencyMs: Math.max(0, Math.round(clock.now() - input.startedAt)),
-            ...(r.error ? { error: r.error } : {}),
-          });
-          await chatLog.append(chatId, events);
+          events.push(response);
+          await chatLog.append(chatId, events, latest.count);
+          return undefined;
+        });
+        if (!branch || !message) return;
+        if (!(await chatLog.open(branch.id))) {
+          const seed = branch.seedUntil > 0 ? await chatLog.read(chatId, 0, branch.seedUntil) : [];
+          const {
+            version: _v,
+            id: _id,
+            createdAt: _c,
+            seeded: _s,
+            inheritedEvents: _i,
+            ...meta
+          } = branch.header;
+          await chatLog.createChat({ ...meta, id: branch.id, parent: chatId }, seed);
+        }
+        await chatLog.withChat(branch.id, async (latest) => {
+          const events: NewEvent[] = [];
+          if (!latest.messages.messages[answerAt]) {
+            events.push({
+              type: 'message',
+              role: 'model',
+              content: message.content,
+              source: { kind: 'provider' },
+            });
+          }
+          events.push(response);
+          await chatLog.append(branch.id, events, latest.count);
         });
       },
     };

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startGateway } from '../helpers/start-gateway.ts';
+import { openaiCompletion as openaiAnswer } from '../fake-provider/fake-bodies.ts';
 
 type Msg = { role: 'user' | 'assistant'; content: string };
 
@@ -59,6 +60,40 @@ test('a divergence right after the verified prefix branches, and the branch goes
       'user:u4',
       `model:${answer}`,
     ]);
+  } finally {
+    await gw.close();
+  }
+});
+
+test('a regenerated answer is logged in the branch its continuation is bound to, not after the first', async () => {
+  const gw = await startGateway();
+  try {
+    const send = async (messages: Msg[], answer: string) => {
+      gw.fake.script({ json: openaiAnswer('gpt-test', answer) });
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-session-id': 'regen-chat' },
+        body: JSON.stringify({ model: 'gpt-test', messages }),
+      });
+      assert.equal(res.status, 200);
+      return res.headers.get('x-session-id')!;
+    };
+    const h: Msg[] = [{ role: 'user', content: 'q1' }];
+    await send(h, 'first answer');
+    await send(h, 'regenerated answer');
+    const branch = await send(
+      [...h, { role: 'assistant', content: 'regenerated answer' }, { role: 'user', content: 'q2' }],
+      'third',
+    );
+    assert.match(branch, /^regen-chat\.b[0-9a-f]{12}$/);
+    const texts = async (id: string) => {
+      const body = (await (await fetch(`${gw.url}/v1/sessions/${id}/events`)).json()) as {
+        events: Array<{ type: string; role?: string; content?: Array<{ text?: string }> }>;
+      };
+      return body.events.filter((e) => e.type === 'message').map((e) => `${e.role}:${e.content?.[0]?.text}`);
+    };
+    assert.deepEqual(await texts('regen-chat'), ['user:q1', 'model:first answer']);
+    assert.deepEqual(await texts(branch), ['user:q1', 'model:regenerated answer', 'user:q2', 'model:third']);
   } finally {
     await gw.close();
   }
