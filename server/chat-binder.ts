@@ -113,6 +113,15 @@ function wirePrefixHashes(
   return { prefix, full: h.digest('hex') };
 }
 
+/** The wire messages of a chat's last bound request, hashed, and the chat (or branch) they are in. */
+interface PrefixEntry {
+  wireCount: number;
+  hash: string;
+  /** How many logged messages of `chatId` those wire messages stand for. */
+  loggedCount: number;
+  chatId: string;
+}
+
 const sameTools = (a: readonly ToolRef[], b: readonly ToolRef[]) =>
   a.length === b.length && a.every((t, i) => t.name === b[i]!.name && t.digest === b[i]!.digest);
 
@@ -129,12 +138,19 @@ export class ChatBinder {
    * rest normalized, stored and compared: the log is append-only, so a verified prefix stays so.
    * In memory and per replica; a miss only costs the full comparison.
    */
-  private readonly prefixes = new Map<string, { wireCount: number; hash: string; loggedCount: number }>();
+  private readonly prefixes = new Map<string, PrefixEntry>();
 
   async bind(input: BindInput): Promise<ChatBinding> {
     const wire = Array.isArray(input.body.messages) ? (input.body.messages as unknown[]) : [];
     const requested = requestedSessionId(input.headers, input.body);
     const baseId = scopedChatId(requested?.id ?? (await this.derivedId(input, wire)), input.caller);
+    // Cheap refusals first, before any normalizing or attachment writing.
+    const meta = headerMetadata(input.headers, input.caller);
+    // Only an admin-made or pre-teams chat can sit in a team's namespace; it is not the team's.
+    const existing = await this.chatLog.header(baseId);
+    if (existing && !visibleTo(existing.team, input.caller)) {
+      throw new OdaError('ODA_ERR_NOT_FOUND', 404, `no chat with id "${baseId}"`, { param: 'x-session-id' });
+    }
     const cached = this.prefixes.get(baseId);
     const hashes = wirePrefixHashes(wire, cached?.wireCount);
     const reuse = cached !== undefined && hashes.prefix === cached.hash;
@@ -144,12 +160,6 @@ export class ChatBinder {
     const messages = await this.chatLog.storeImages(normalized.messages);
     const digests = messages.map((m) => this.chatLog.messageDigest(m));
     const known = reuse ? cached.loggedCount : 0;
-    const meta = headerMetadata(input.headers, input.caller);
-    // Only an admin-made or pre-teams chat can sit in a team's namespace; it is not the team's.
-    const existing = await this.chatLog.header(baseId);
-    if (existing && !visibleTo(existing.team, input.caller)) {
-      throw new OdaError('ODA_ERR_NOT_FOUND', 404, `no chat with id "${baseId}"`, { param: 'x-session-id' });
-    }
 
     const request: NewEvent = {
       type: 'request',
@@ -163,16 +173,19 @@ export class ChatBinder {
         ? { systemDigest: createHash('sha256').update(normalized.system).digest('hex') }
         : {}),
     };
-    const { chatId, state } = await this.appendIncoming(baseId, meta, messages, digests, known, request);
-    this.rememberPrefix(chatId, {
+    // A verified prefix may belong to a branch of the named chat: continue there directly.
+    const start = reuse ? cached.chatId : baseId;
+    const { chatId, state } = await this.appendIncoming(start, meta, messages, digests, known, request);
+    this.rememberPrefix(baseId, {
       wireCount: wire.length,
       hash: hashes.full,
       loggedCount: known + messages.length,
+      chatId,
     });
     return this.binding(chatId, state, input, known + messages.length);
   }
 
-  private rememberPrefix(id: string, entry: { wireCount: number; hash: string; loggedCount: number }): void {
+  private rememberPrefix(id: string, entry: PrefixEntry): void {
     this.prefixes.delete(id);
     this.prefixes.set(id, entry);
     if (this.prefixes.size > 10_000) this.prefixes.delete(this.prefixes.keys().next().value as string);
@@ -225,7 +238,7 @@ export class ChatBinder {
         // Seed the branch with every event before the first logged message it does not share.
         const seedUntil = logged[k]!.seq;
         const path = [...logged.slice(0, k).map((m) => m.digest), digests[k - known]!];
-        return { branch: { id: branchId(id, path), seedUntil } };
+        return { branch: { id: branchId(id, path), seedUntil, header: state.header } };
       }
       const fresh = messages.slice(k - known);
       const events: NewEvent[] = fresh.map((m) => ({
@@ -254,11 +267,10 @@ export class ChatBinder {
       return { state };
     });
     if (outcome.state) return { chatId: id, state: outcome.state };
-    const { id: childId, seedUntil } = outcome.branch!;
+    const { id: childId, seedUntil, header: parentHeader } = outcome.branch!;
     if (!(await this.chatLog.open(childId))) {
       const seed = seedUntil > 0 ? await this.chatLog.read(id, 0, seedUntil) : [];
-      const parentHeader = await this.chatLog.header(id);
-      await this.chatLog.createChat({ id: childId, ...meta, team: parentHeader?.team, parent: id }, seed);
+      await this.chatLog.createChat({ id: childId, ...meta, team: parentHeader.team, parent: id }, seed);
     }
     return this.appendIncoming(childId, meta, messages, digests, known, request, depth + 1);
   }
