@@ -27,7 +27,9 @@ export interface RepairLoopOptions {
   random(): number;
   /** Called for every transport retry, with its reason (for metrics and logs). */
   onRetry?(reason: string, delayMs: number): void;
-  /** Called for every repair round. */
+  /** Kept up to date with the attempts and retries so far, also when the loop throws. */
+  progress?: { attempts: number; retries: number };
+  /** Called for every repair round that changed the request. */
   onRepair?(kind: 'image-limit' | 'context-overflow'): void;
 }
 
@@ -54,8 +56,11 @@ function header(res: UpstreamResponse, name: string): string | undefined {
 export async function runRepairLoop(opts: RepairLoopOptions): Promise<RepairLoopResult> {
   let attempts = 0;
   let retries = 0;
+  const progress = opts.progress ?? { attempts: 0, retries: 0 };
   for (;;) {
     attempts++;
+    progress.attempts = attempts;
+    progress.retries = retries;
     let res: UpstreamResponse;
     try {
       res = await opts.send();
@@ -77,11 +82,15 @@ export async function runRepairLoop(opts: RepairLoopOptions): Promise<RepairLoop
     const bodyText = await res.body.text().catch(() => '');
     const refusal = opts.classify(res.status, bodyText);
     if (refusal.kind === 'image-limit') {
-      opts.onRepair?.('image-limit');
-      if (await opts.repairs.imageLimit(refusal)) continue;
+      if (await opts.repairs.imageLimit(refusal)) {
+        opts.onRepair?.('image-limit');
+        continue;
+      }
     } else if (refusal.kind === 'context-overflow') {
-      opts.onRepair?.('context-overflow');
-      if (await opts.repairs.contextOverflow()) continue;
+      if (await opts.repairs.contextOverflow()) {
+        opts.onRepair?.('context-overflow');
+        continue;
+      }
     }
     const shouldRetry = header(res, 'x-should-retry');
     const retryable = shouldRetry === 'true' || (shouldRetry !== 'false' && refusal.kind === 'transient');

@@ -2,7 +2,7 @@
 import type { Response } from 'express';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FormatAdapter, NormalizedResponse } from '../providers/provider.ts';
-import type { UpstreamResponse } from '../providers/upstream-client.ts';
+import { toUpstreamError, type UpstreamResponse } from '../providers/upstream-client.ts';
 import type { RepairLoopResult } from '../middleware/repair-loop.ts';
 import { SseReader } from './sse.ts';
 
@@ -82,7 +82,14 @@ export async function deliverSuccess(
     }
     return outcome;
   }
-  const text = await upstream.body.text();
+  let text: string;
+  try {
+    text = await upstream.body.text();
+  } catch (err) {
+    // The provider's answer broke off (reset, idle timeout, client gone) before it was whole.
+    await beforeEnd({ streamed: false, complete: false, response: undefined });
+    throw toUpstreamError(err);
+  }
   let response: NormalizedResponse | undefined;
   try {
     response = adapter.normalizeResponse(JSON.parse(text));

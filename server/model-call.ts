@@ -125,8 +125,10 @@ export function modelCallHandler(app: AppContext, format: WireFormat) {
     const headers = upstreamHeaders(req.headers, adapter, provider.config.apiKey, app.passThroughCredentials);
     let upstreamStarted = 0;
     let result;
+    const progress = { attempts: 0, retries: 0 };
     try {
       result = await runRepairLoop({
+        progress,
         send: () => {
           upstreamStarted = performance.now();
           const bytes = outgoingBytes(ctx);
@@ -161,32 +163,25 @@ export function modelCallHandler(app: AppContext, format: WireFormat) {
       });
     } catch (e) {
       const err = e instanceof UpstreamError ? e : undefined;
-      await binding
-        .recordResponse({ status: 0, ok: false, error: err?.message ?? String(e), attempts: 1, retries: 0 })
-        .catch(() => {});
+      // What the mechanisms already did (and recorded) is still reported on the error response.
+      setEffectHeaders(res, ctx);
+      recordEffectMetrics(app, ctx);
+      await recordSafely(() =>
+        binding.recordResponse({
+          status: 0,
+          ok: false,
+          error: err?.message ?? String(e),
+          attempts: progress.attempts,
+          retries: progress.retries,
+        }),
+      );
       // A failed repair (e.g. a trim the log could not record) is the gateway's own error, not the provider's.
       if (!err) throw e;
       if (err.code === 'aborted') {
         log.info('client went away before the provider answered');
         return;
       }
-      if (err.code === 'timeout') {
-        throw new OdaError(
-          'ODA_ERR_UPSTREAM_TIMEOUT',
-          504,
-          `provider "${provider.config.name}" timed out: ${err.message}`,
-          {
-            cause: e,
-            headers: { 'x-should-retry': 'false' },
-          },
-        );
-      }
-      throw new OdaError(
-        'ODA_ERR_UPSTREAM_UNREACHABLE',
-        502,
-        `provider "${provider.config.name}" is unreachable: ${err.message}`,
-        { cause: e, headers: { 'x-should-retry': 'false' } },
-      );
+      throw upstreamFailure(err, provider.config.name);
     }
 
     setEffectHeaders(res, ctx);
@@ -208,18 +203,26 @@ export function modelCallHandler(app: AppContext, format: WireFormat) {
       deliverFailure(res, result);
       return;
     }
-    const outcome = await deliverSuccess(res, result.res, adapter, abort.signal, (o) =>
-      recordSafely(() =>
-        binding.recordResponse({
-          status: result.res.status,
-          ok: o.complete,
-          attempts: result.attempts,
-          retries: result.retries,
-          response: o.response,
-          error: o.complete ? undefined : 'stream ended before completion',
-        }),
-      ),
-    );
+    let outcome;
+    try {
+      outcome = await deliverSuccess(res, result.res, adapter, abort.signal, (o) =>
+        recordSafely(() =>
+          binding.recordResponse({
+            status: result.res.status,
+            ok: o.complete,
+            attempts: result.attempts,
+            retries: result.retries,
+            response: o.response,
+            error: o.complete ? undefined : `${o.streamed ? 'stream' : 'answer'} ended before completion`,
+          }),
+        ),
+      );
+    } catch (e) {
+      const err = e instanceof UpstreamError ? e : undefined;
+      if (!err) throw e;
+      if (err.code === 'aborted') return;
+      throw upstreamFailure(err, provider.config.name);
+    }
     log.info(
       {
         status: result.res.status,
@@ -239,6 +242,24 @@ export function modelCallHandler(app: AppContext, format: WireFormat) {
       app.logger.error({ err }, 'could not append the response to the chat log');
     }
   }
+}
+
+/** The gateway's answer when the provider failed it: 504 on a timeout, else 502; never retried. */
+function upstreamFailure(err: UpstreamError, providerName: string): OdaError {
+  const opts = { cause: err, headers: { 'x-should-retry': 'false' } };
+  return err.code === 'timeout'
+    ? new OdaError(
+        'ODA_ERR_UPSTREAM_TIMEOUT',
+        504,
+        `provider "${providerName}" timed out: ${err.message}`,
+        opts,
+      )
+    : new OdaError(
+        'ODA_ERR_UPSTREAM_UNREACHABLE',
+        502,
+        `provider "${providerName}" is unreachable: ${err.message}`,
+        opts,
+      );
 }
 
 function setEffectHeaders(res: Response, ctx: CallContext): void {

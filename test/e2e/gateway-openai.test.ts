@@ -324,6 +324,33 @@ describe('provider keys, limits and timeouts', () => {
 });
 
 describe('metrics and stream idle timeout', () => {
+  test('a JSON answer that breaks off is a 502 that says not to retry, and the log says so', async () => {
+    const gw = await startGateway({ config: { retries: { maxRetries: 0 } } });
+    try {
+      const whole = JSON.stringify({ id: 'x', object: 'chat.completion', choices: [] });
+      gw.fake.script({ truncated: whole, sent: 10 });
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-session-id': 'cut-json' },
+        body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'cut' }] }),
+      });
+      assert.equal(res.status, 502);
+      assert.equal(res.headers.get('x-should-retry'), 'false');
+      assert.equal(
+        ((await res.json()) as { error: { code: string } }).error.code,
+        'ODA_ERR_UPSTREAM_UNREACHABLE',
+      );
+      const events = (await (await fetch(`${gw.url}/v1/sessions/cut-json/events`)).json()) as {
+        events: Array<{ type: string; ok?: boolean; error?: string }>;
+      };
+      const response = events.events.find((e) => e.type === 'response');
+      assert.equal(response?.ok, false);
+      assert.equal(response?.error, 'answer ended before completion');
+    } finally {
+      await gw.close();
+    }
+  });
+
   test('/metrics counts requests, retries by reason and upstream latency', async () => {
     const gw = await startGateway();
     try {

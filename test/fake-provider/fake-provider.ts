@@ -34,7 +34,9 @@ export type FakeReply =
       resetAfter?: number;
     }
   | { hang: true }
-  | { reset: true };
+  | { reset: true }
+  /** A JSON answer whose body breaks off after `sent` (headers promise the whole length). */
+  | { truncated: string; sent: number };
 
 export type FakeHandler = (req: RecordedRequest) => FakeReply | undefined;
 
@@ -92,9 +94,10 @@ export class FakeProvider {
   reset(): void {
     this.requests.length = 0;
     this.scripted.length = 0;
+    this.abortedStreams = 0;
   }
 
-  /** Requests to a path (prefix match on the path without query). */
+  /** Requests to a path (the path without its query, matched exactly). */
   requestsTo(path: string): RecordedRequest[] {
     return this.requests.filter((r) => r.path.split('?')[0] === path);
   }
@@ -193,6 +196,15 @@ export class FakeProvider {
     if ('hang' in reply) return; // never answer; the socket is destroyed on close()
     if ('reset' in reply) {
       res.socket?.destroy();
+      return;
+    }
+    if ('truncated' in reply) {
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(reply.truncated),
+      });
+      res.write(reply.truncated.slice(0, reply.sent));
+      setTimeout(() => res.socket?.destroy(), 20);
       return;
     }
     if ('sse' in reply) {
