@@ -152,7 +152,8 @@ export class FileLogBackend implements LogBackend {
         await this.dropWriter(id);
         throw new OdaError('ODA_ERR_LOG_WRITE', 500, `could not append to chat log ${id}`, { cause: err });
       }
-      // The index moves only once the bytes are durable, so readers never see unacknowledged events.
+      // The index moves only once the bytes are written (and, with fsync `always`, synced), so
+      // readers never see unacknowledged events.
       let pos = c.size;
       for (const bytes of batch.lineBytes) {
         c.offsets.push(pos);

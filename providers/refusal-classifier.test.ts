@@ -358,6 +358,14 @@ const rows: Row[] = [
     expect: { kind: 'other' },
   },
   {
+    name: 'openai responses image_too_large code',
+    classify: classifyOpenaiRefusal,
+    status: 400,
+    images: 1,
+    body: openai('The image is too large.', 'image_too_large'),
+    expect: { kind: 'image-limit' },
+  },
+  {
     name: 'openai 429',
     classify: classifyOpenaiRefusal,
     status: 429,

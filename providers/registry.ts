@@ -26,7 +26,7 @@ export class ProviderRegistry {
     return config ? { config, adapter: FORMATS[format] } : undefined;
   }
 
-  /** The first provider of a format (for model-less calls such as count_tokens lookups). */
+  /** Every configured provider, in config order. */
   all(): readonly ProviderConfig[] {
     return this.providers;
   }

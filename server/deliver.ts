@@ -16,7 +16,8 @@ const SKIP = new Set([
   'server',
 ]);
 
-function copyHeaders(res: Response, headers: IncomingHttpHeaders): void {
+/** Copies a provider's response headers, less hop-by-hop and length/encoding ones. */
+export function copyHeaders(res: Response, headers: IncomingHttpHeaders): void {
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || SKIP.has(name)) continue;
     res.setHeader(name, value);

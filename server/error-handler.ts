@@ -49,14 +49,14 @@ export function sendError(req: Request, res: import('express').Response, err: Od
 }
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {
-  return function odaErrorHandler(err, req, res, next) {
+  return function odaErrorHandler(err, req, res, _next) {
     const oda = toOdaError(err);
     if (oda.status >= 500) logger.error({ err, reqId: res.locals.requestId, code: oda.code }, oda.message);
     else logger.info({ reqId: res.locals.requestId, code: oda.code, status: oda.status }, oda.message);
     if (res.headersSent) {
       // Bytes already went out (a stream): the only honest thing left is to end the response.
       res.destroy();
-      return next !== undefined ? undefined : undefined;
+      return;
     }
     sendError(req, res, oda);
   };

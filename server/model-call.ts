@@ -19,28 +19,13 @@ import type { AppContext } from './app-context.ts';
 import { contextWindowFor } from './model-facts.ts';
 import { deliverFailure, deliverSuccess } from './deliver.ts';
 import { upstreamHeaders } from './upstream-headers.ts';
+import { upstreamFailure } from './upstream-failure.ts';
+import { parseJsonBody } from './json-body.ts';
 
 const bodyShape = z.looseObject({
   model: z.string({ error: 'model must be a string' }).min(1, 'model must not be empty'),
   messages: z.array(z.unknown(), { error: 'messages must be an array' }),
 });
-
-/** Parses the raw body as a JSON object, refusing anything else with a 400 that names the problem. */
-export function parseJsonBody(raw: unknown): { raw: Buffer; body: Record<string, unknown> } {
-  const buf = Buffer.isBuffer(raw) ? raw : Buffer.alloc(0);
-  if (buf.length === 0)
-    throw new OdaError('ODA_ERR_BAD_JSON', 400, 'request body is empty; expected a JSON object');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(buf.toString('utf8'));
-  } catch (e) {
-    throw new OdaError('ODA_ERR_BAD_JSON', 400, `request body is not valid JSON: ${(e as Error).message}`);
-  }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, 'request body must be a JSON object');
-  }
-  return { raw: buf, body: parsed as Record<string, unknown> };
-}
 
 /** Handles POST /v1/chat/completions (openai) and POST /v1/messages (anthropic). */
 export function modelCallHandler(app: AppContext, format: WireFormat) {
@@ -242,24 +227,6 @@ export function modelCallHandler(app: AppContext, format: WireFormat) {
       app.logger.error({ err }, 'could not append the response to the chat log');
     }
   }
-}
-
-/** The gateway's answer when the provider failed it: 504 on a timeout, else 502; never retried. */
-function upstreamFailure(err: UpstreamError, providerName: string): OdaError {
-  const opts = { cause: err, headers: { 'x-should-retry': 'false' } };
-  return err.code === 'timeout'
-    ? new OdaError(
-        'ODA_ERR_UPSTREAM_TIMEOUT',
-        504,
-        `provider "${providerName}" timed out: ${err.message}`,
-        opts,
-      )
-    : new OdaError(
-        'ODA_ERR_UPSTREAM_UNREACHABLE',
-        502,
-        `provider "${providerName}" is unreachable: ${err.message}`,
-        opts,
-      );
 }
 
 function setEffectHeaders(res: Response, ctx: CallContext): void {

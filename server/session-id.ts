@@ -6,8 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { OdaError } from '../lib/errors.ts';
-
-export const SESSION_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+import { isChatId } from '../chat-log/chat-id.ts';
 
 export interface SessionIdSource {
   id: string;
@@ -31,7 +30,7 @@ const CLIENT_HEADERS: ReadonlyArray<[string, string]> = [
 function namespaced(ns: string, raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
   const id = `${ns}:${raw}`;
-  return SESSION_ID_RE.test(id) ? id : undefined;
+  return isChatId(id) ? id : undefined;
 }
 
 /** The `session_id` inside Anthropic `metadata.user_id` when that is JSON. */
@@ -59,7 +58,7 @@ export function requestedSessionId(
   const explicit = one(headers, 'x-session-id');
   if (explicit !== undefined) {
     // `.` and `..` match the alphabet but name no chat: a chat id is also a file name.
-    if (!SESSION_ID_RE.test(explicit) || explicit === '.' || explicit === '..') {
+    if (!isChatId(explicit)) {
       throw new OdaError(
         'ODA_ERR_INVALID_REQUEST',
         400,

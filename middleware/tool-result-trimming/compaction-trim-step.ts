@@ -1,5 +1,5 @@
 import type { CallContext, PipelineStep } from '../call-context.ts';
-import { estimateTokensForCompaction } from '../estimate.ts';
+import { estimateTokens } from '../cache-ttl-pruning/index.ts';
 import { trimToolResults, type TrimTrigger } from './index.ts';
 
 /**
@@ -20,14 +20,15 @@ export async function trimAndRecord(ctx: CallContext, trigger: TrimTrigger): Pro
 /**
  * The compaction point (SPEC section 3 step 4, section 5): when the request is over
  * `compaction.thresholdRatio` of a known context window, trim tool results, then measure again.
- * Summarising older history is a later capability; until then the request goes as it is.
+ * (The same estimate as pruning: characters / 4 over the messages.) Summarising older history,
+ * which would follow a second measurement, is a later capability; until then the request goes as it is.
  */
 export const compactionTrimStep: PipelineStep = {
   name: 'compaction-trim',
   async run(ctx) {
     if (ctx.contextWindow === undefined) return;
     const limit = ctx.config.compaction.thresholdRatio * ctx.contextWindow;
-    if (estimateTokensForCompaction(ctx.view) <= limit) return;
+    if (estimateTokens(ctx.view) <= limit) return;
     await trimAndRecord(ctx, 'threshold');
   },
 };

@@ -188,7 +188,8 @@ export function createOpenaiRequestView(body: Record<string, unknown>): RequestV
       list().forEach((message, index) => {
         if (!isObj(message) || !Array.isArray(message.content)) return;
         if (message.role === 'user') refs.push(...imageRefs(message.content, index, false, state));
-        else if (message.role === 'tool') refs.push(...imageRefs(message.content, index, true, state));
+        else if (viewRole(message.role) === 'tool')
+          refs.push(...imageRefs(message.content, index, true, state));
       });
       return refs;
     },

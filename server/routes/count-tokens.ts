@@ -1,9 +1,11 @@
 import { Router } from 'express';
 import { OdaError } from '../../lib/errors.ts';
 import { FORMATS } from '../../providers/registry.ts';
-import { UpstreamError } from '../../providers/upstream-client.ts';
+import { toUpstreamError } from '../../providers/upstream-client.ts';
+import { copyHeaders } from '../deliver.ts';
+import { upstreamFailure } from '../upstream-failure.ts';
 import type { AppContext } from '../app-context.ts';
-import { parseJsonBody } from '../model-call.ts';
+import { parseJsonBody } from '../json-body.ts';
 import { upstreamHeaders } from '../upstream-headers.ts';
 
 /** POST /v1/messages/count_tokens: forwarded as sent to the Anthropic-format provider for the model. */
@@ -22,29 +24,21 @@ export function countTokensRoutes(app: AppContext): Router {
         `no configured anthropic provider serves model "${model}"`,
       );
     const adapter = FORMATS.anthropic;
+    let up;
     try {
-      const up = await app.upstream.send({
+      up = await app.upstream.send({
         url: adapter.upstreamUrl(provider.config.baseUrl, req.originalUrl),
         headers: upstreamHeaders(req.headers, adapter, provider.config.apiKey, app.passThroughCredentials),
         body: raw,
       });
-      const text = await up.body.text();
-      const ct = up.headers['content-type'];
-      if (ct) res.setHeader('content-type', ct);
-      res.status(up.status).end(text);
     } catch (e) {
-      if (e instanceof UpstreamError && e.code === 'timeout') {
-        throw new OdaError('ODA_ERR_UPSTREAM_TIMEOUT', 504, `provider "${provider.config.name}" timed out`, {
-          cause: e,
-        });
-      }
-      throw new OdaError(
-        'ODA_ERR_UPSTREAM_UNREACHABLE',
-        502,
-        `provider "${provider.config.name}" is unreachable: ${(e as Error).message}`,
-        { cause: e },
-      );
+      throw upstreamFailure(toUpstreamError(e), provider.config.name);
     }
+    const text = await up.body.text().catch((e: unknown) => {
+      throw upstreamFailure(toUpstreamError(e), provider.config.name);
+    });
+    copyHeaders(res, up.headers);
+    res.status(up.status).end(text);
   });
   return r;
 }

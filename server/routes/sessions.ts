@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { OdaError } from '../../lib/errors.ts';
 import type { AppContext } from '../app-context.ts';
 import type { Caller } from '../auth.ts';
-import { parseJsonBody } from '../model-call.ts';
+import { parseJsonBody } from '../json-body.ts';
 import { scopedChatId, visibleTo } from '../team-scope.ts';
 import { assertChatId, isChatId } from '../../chat-log/chat-id.ts';
 
