@@ -3,9 +3,11 @@ import { isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { parseByteSize, parseDuration } from '../lib/duration.ts';
+import { countCodePoints } from '../lib/code-points.ts';
 
 /** Marker the trimming inserts between head and tail; its length counts against thresholdChars. */
 export const TRIM_MARKER = '\n\n[... tool result middle pruned ...]\n\n';
+const TRIM_MARKER_CHARS = countCodePoints(TRIM_MARKER);
 
 const nonNegInt = z.number().int().nonnegative();
 const ratio = z.number().min(0).max(1);
@@ -44,11 +46,11 @@ const toolResultTrimmingSchema = z
   })
   .strict()
   .superRefine((v, ctx) => {
-    const need = v.headChars + [...TRIM_MARKER].length + v.tailChars;
+    const need = v.headChars + TRIM_MARKER_CHARS + v.tailChars;
     if (need > v.thresholdChars) {
       ctx.addIssue({
         code: 'custom',
-        message: `headChars (${v.headChars}) + marker (${[...TRIM_MARKER].length}) + tailChars (${v.tailChars}) = ${need} must fit in thresholdChars (${v.thresholdChars})`,
+        message: `headChars (${v.headChars}) + marker (${TRIM_MARKER_CHARS}) + tailChars (${v.tailChars}) = ${need} must fit in thresholdChars (${v.thresholdChars})`,
         path: ['thresholdChars'],
       });
     }

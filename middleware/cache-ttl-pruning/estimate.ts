@@ -9,7 +9,7 @@
  * Japanese or Korean chat would look four times smaller than it is and never be pruned.
  */
 import type { RequestView } from '../../providers/request-view.ts';
-import { widthAt } from './code-points.ts';
+import { widthAt } from '../../lib/code-points.ts';
 
 /** Characters one image counts for. */
 export const IMAGE_CHARS = 8000;

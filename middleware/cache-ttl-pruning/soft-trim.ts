@@ -8,7 +8,7 @@
  * the removed middle become empty), `\n...\n` goes where the cut starts and the note ends the last
  * non-empty part. So the parts, joined, read exactly like the trim of the joined text.
  */
-import { countCodePoints, sliceCodePoints } from './code-points.ts';
+import { countCodePoints, sliceCodePoints } from '../../lib/code-points.ts';
 
 export const SOFT_TRIM_SEPARATOR = '\n...\n';
 
@@ -36,7 +36,7 @@ export function isSoftTrimmed(text: string): boolean {
  * hold fewer code points than the original).
  */
 export function softTrimParts(parts: readonly string[], limits: SoftTrimLimits): string[] | undefined {
-  const counts = parts.map(countCodePoints);
+  const counts = parts.map((part) => countCodePoints(part));
   const total = counts.reduce((a, b) => a + b, 0);
   if (total <= limits.maxChars) return undefined;
   const head = limits.headChars;

@@ -4,6 +4,9 @@
  * 10 MB tool result is never spread into an array of code points.
  */
 import { TRIM_MARKER } from '../../server/config.ts';
+import { countCodePoints, startOfLast, unitIndexOf } from '../../lib/code-points.ts';
+
+export { countCodePoints };
 
 /** The three trimming limits, all in code points. */
 export interface CutLimits {
@@ -12,53 +15,6 @@ export interface CutLimits {
   readonly tailChars: number;
 }
 
-function isHigh(unit: number): boolean {
-  return unit >= 0xd800 && unit <= 0xdbff;
-}
-
-function isLow(unit: number): boolean {
-  return unit >= 0xdc00 && unit <= 0xdfff;
-}
-
-/** Code-unit width of the code point starting at `i` (2 for a well-formed surrogate pair). */
-function widthAt(text: string, i: number): number {
-  return isHigh(text.charCodeAt(i)) && i + 1 < text.length && isLow(text.charCodeAt(i + 1)) ? 2 : 1;
-}
-
-/** Code-unit width of the code point ending just before `end`. */
-function widthBefore(text: string, end: number): number {
-  return isLow(text.charCodeAt(end - 1)) && end - 2 >= 0 && isHigh(text.charCodeAt(end - 2)) ? 2 : 1;
-}
-
-/**
- * Code points in `text`, counting at most `limit + 1` of them: enough to tell "more than limit"
- * without walking the rest of a huge string. A lone surrogate counts as one code point.
- */
-export function countCodePoints(text: string, limit = Number.POSITIVE_INFINITY): number {
-  let count = 0;
-  let i = 0;
-  while (i < text.length && count <= limit) {
-    i += widthAt(text, i);
-    count += 1;
-  }
-  return count;
-}
-
-/** Code-unit index just after the first `n` code points of `text`. */
-function afterFirst(text: string, n: number): number {
-  let i = 0;
-  for (let k = 0; k < n && i < text.length; k++) i += widthAt(text, i);
-  return i;
-}
-
-/** Code-unit index where the last `n` code points of `text` start. */
-function startOfLast(text: string, n: number): number {
-  let end = text.length;
-  for (let k = 0; k < n && end > 0; k++) end -= widthBefore(text, end);
-  return end;
-}
-
-/** Code points of the marker, the unit the limits are validated in. */
 export const TRIM_MARKER_CHARS = countCodePoints(TRIM_MARKER);
 
 /** Throws when the limits break the contract the config schema enforces (SPEC section 5). */
@@ -85,7 +41,7 @@ export function assertCutLimits(limits: CutLimits): void {
  * sure `text` holds more than `headChars + tailChars` code points.
  */
 export function keepHeadAndTail(text: string, headChars: number, tailChars: number): string {
-  return text.slice(0, afterFirst(text, headChars)) + TRIM_MARKER + text.slice(startOfLast(text, tailChars));
+  return text.slice(0, unitIndexOf(text, headChars)) + TRIM_MARKER + text.slice(startOfLast(text, tailChars));
 }
 
 /**

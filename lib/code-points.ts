@@ -1,6 +1,6 @@
 /**
- * Code-point arithmetic over UTF-16 strings, without spreading a large tool result into an array:
- * pruning counts and cuts characters as Unicode code points, and a cut never lands inside a
+ * Code-point arithmetic over UTF-16 strings, without spreading a large text into an array: the
+ * mechanisms count and cut characters as Unicode code points, and a cut never lands inside a
  * surrogate pair. A lone surrogate counts as one code point.
  */
 
@@ -17,10 +17,22 @@ export function widthAt(text: string, i: number): number {
   return isHigh(text.charCodeAt(i)) && i + 1 < text.length && isLow(text.charCodeAt(i + 1)) ? 2 : 1;
 }
 
-/** Number of code points in `text`. */
-export function countCodePoints(text: string): number {
+/** Code-unit width of the code point ending just before `end`. */
+function widthBefore(text: string, end: number): number {
+  return isLow(text.charCodeAt(end - 1)) && end - 2 >= 0 && isHigh(text.charCodeAt(end - 2)) ? 2 : 1;
+}
+
+/**
+ * Code points in `text`, counting at most `limit + 1` of them: enough to tell "more than limit"
+ * without walking the rest of a huge string.
+ */
+export function countCodePoints(text: string, limit = Number.POSITIVE_INFINITY): number {
   let count = 0;
-  for (let i = 0; i < text.length; i += widthAt(text, i)) count += 1;
+  let i = 0;
+  while (i < text.length && count <= limit) {
+    i += widthAt(text, i);
+    count += 1;
+  }
   return count;
 }
 
@@ -29,6 +41,13 @@ export function unitIndexOf(text: string, n: number): number {
   let i = 0;
   for (let k = 0; k < n && i < text.length; k++) i += widthAt(text, i);
   return i;
+}
+
+/** Code-unit index where the last `n` code points of `text` start. */
+export function startOfLast(text: string, n: number): number {
+  let end = text.length;
+  for (let k = 0; k < n && end > 0; k++) end -= widthBefore(text, end);
+  return end;
 }
 
 /** The code points `[start, end)` of `text`. */
