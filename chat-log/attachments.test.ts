@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import { AttachmentStore, decodeImageSource, describeImage, sha256Hex } from './attachments.ts';
+import { AttachmentStore, decodeImageSource, describeImage } from './attachments.ts';
+import { sha256Hex } from '../lib/sha256.ts';
 import { makeGif, makeJpeg, makePng, makeWebp } from './test-images.ts';
 import { isOdaError } from '../lib/errors.ts';
 

@@ -3,12 +3,13 @@
  * named by the sha256 of its bytes, as a read-only copy (mode 0444) that a note can point people
  * to. Image type and dimensions are sniffed from the bytes themselves (no dependency).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import type { ImageSource } from '../providers/request-view.ts';
 import type { ImageAttachment } from './format/v4.ts';
 import { OdaError } from '../lib/errors.ts';
+import { sha256Hex } from '../lib/sha256.ts';
 
 export type ImageMediaType = ImageAttachment['mediaType'];
 
@@ -127,11 +128,6 @@ export function decodeImageSource(source: ImageSource): { bytes: Buffer; mediaTy
   if (/^\s*data:/i.test(source.data)) return decodeDataUrl(source.data);
   const bytes = decodeBase64(source.data);
   return bytes && { bytes, mediaType: source.mediaType.trim().toLowerCase() };
-}
-
-/** Hex sha256 of some bytes. */
-export function sha256Hex(bytes: Uint8Array | string): string {
-  return createHash('sha256').update(bytes).digest('hex');
 }
 
 /** Read-only, content-addressed copies of images (and of inline data that is not a known image). */

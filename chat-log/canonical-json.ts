@@ -2,7 +2,6 @@
  * Canonical JSON: object keys sorted, no whitespace. Used where a digest must not depend on the
  * order fields were written in (tool definition digests, schema fingerprints).
  */
-import { createHash } from 'node:crypto';
 
 /** JSON text of `value` with every object's keys sorted (code-unit order). */
 export function canonicalJson(value: unknown): string {
@@ -14,9 +13,4 @@ export function canonicalJson(value: unknown): string {
     for (const k of Object.keys(rec).sort()) sorted[k] = rec[k];
     return sorted;
   });
-}
-
-/** Lower-case hex SHA-256 of a UTF-8 string. */
-export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
 }

@@ -8,7 +8,8 @@ import { z } from 'zod';
 import type { LogBackend } from './store.ts';
 import { VERSION, type Event } from './format/v4.ts';
 import type { ReadModel } from './read-models/read-model.ts';
-import { canonicalJson, sha256Hex } from './canonical-json.ts';
+import { canonicalJson } from './canonical-json.ts';
+import { sha256Hex } from '../lib/sha256.ts';
 
 /** Why a checkpoint was not used. */
 export type CheckpointMiss = 'missing' | 'format' | 'build' | 'ahead' | 'replaced' | 'invalid';

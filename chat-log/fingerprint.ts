@@ -11,7 +11,8 @@
  * counting structural nodes upwards, which is the same however the recursion is declared.
  */
 import type { z } from 'zod';
-import { canonicalJson, sha256Hex } from './canonical-json.ts';
+import { canonicalJson } from './canonical-json.ts';
+import { sha256Hex } from '../lib/sha256.ts';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 

@@ -3,7 +3,8 @@
  * sha256 of the canonical JSON (sorted keys) of its role and content, with images named by the
  * sha256 of their bytes (or their URL), so the same image sent again digests the same.
  */
-import { canonicalJson, sha256Hex } from './canonical-json.ts';
+import { canonicalJson } from './canonical-json.ts';
+import { sha256Hex } from '../lib/sha256.ts';
 import type { ContentPart, MessageEvent } from './format/v4.ts';
 
 /** A message as the log holds it: a role and v4 content parts. */

@@ -3,11 +3,12 @@
  * or `x-api-key`), compared by SHA-256 digest in constant time; without teams the gateway is open
  * and the caller is told apart by a digest of the credential it sends (never the credential itself).
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestHandler } from 'express';
 import { OdaError } from '../lib/errors.ts';
 import type { Config } from './config.ts';
+import { sha256Hex } from '../lib/sha256.ts';
 
 export interface Caller {
   /** The team the key belongs to (undefined on an open gateway or for admins). */
@@ -15,10 +16,6 @@ export interface Caller {
   admin: boolean;
   /** Stable, non-secret identity used in derived chat ids. */
   identity: string;
-}
-
-export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
 }
 
 /** The credentials a client sends, `Authorization: Bearer` first, then `x-api-key`. */

@@ -3,7 +3,7 @@
  * holds (`teams[].keys` / `adminKeys`). Only the hash goes into the config; the key is shown once.
  */
 import { randomBytes } from 'node:crypto';
-import { sha256Hex } from './auth.ts';
+import { sha256Hex } from '../lib/sha256.ts';
 
 interface Io {
   out(line: string): void;

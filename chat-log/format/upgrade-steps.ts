@@ -3,7 +3,8 @@
  * one version and returns it valid in the next; `../convert.ts` chains them. See HISTORY.md.
  */
 import type { z } from 'zod';
-import { canonicalJson, sha256Hex } from '../canonical-json.ts';
+import { canonicalJson } from '../canonical-json.ts';
+import { sha256Hex } from '../../lib/sha256.ts';
 import type * as v0 from './v0.ts';
 import type * as v1 from './v1.ts';
 import type * as v2 from './v2.ts';

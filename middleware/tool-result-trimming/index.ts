@@ -8,4 +8,3 @@ export {
 } from './cut-middle.ts';
 export { trimToolResults, type TrimDecision, type TrimTrigger } from './trim-tool-results.ts';
 export { replayTrims } from './replay-trims.ts';
-export { textDigest } from './text-digest.ts';

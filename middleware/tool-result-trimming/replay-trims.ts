@@ -5,7 +5,7 @@
  */
 import type { RequestView } from '../../providers/request-view.ts';
 import { keepHeadAndTail } from './cut-middle.ts';
-import { textDigest } from './text-digest.ts';
+import { sha256Hex } from '../../lib/sha256.ts';
 import type { TrimDecision } from './trim-tool-results.ts';
 
 type RecordedTrim = Pick<
@@ -35,7 +35,7 @@ export function replayTrims(view: RequestView, decisions: readonly RecordedTrim[
       // Cheap filter before hashing: the original had originalChars code points, so at least as
       // many code units.
       if (text.length < decision.originalChars) continue;
-      if (textDigest(text) !== decision.digest) continue;
+      if (sha256Hex(text) !== decision.digest) continue;
       slot.set(keepHeadAndTail(text, decision.headChars, decision.tailChars));
       applied += 1;
     }

@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import type { trimEvent } from '../../chat-log/format/v4.ts';
 import type { RequestView } from '../../providers/request-view.ts';
 import { assertCutLimits, countCodePoints, keepHeadAndTail, type CutLimits } from './cut-middle.ts';
-import { textDigest } from './text-digest.ts';
+import { sha256Hex } from '../../lib/sha256.ts';
 
 /** A `tool-result-trimmed` event of the chat log without its envelope (seq, at, requestId, type). */
 export type TrimDecision = Omit<z.infer<typeof trimEvent>, 'seq' | 'at' | 'requestId' | 'type'>;
@@ -34,7 +34,7 @@ export function trimToolResults(view: RequestView, cfg: CutLimits, trigger: Trim
         originalChars,
         headChars,
         tailChars,
-        digest: textDigest(original),
+        digest: sha256Hex(original),
         trigger,
       });
     });
