@@ -8,6 +8,10 @@ import { OdaError } from '../lib/errors.ts';
 
 const CHAT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** The 404 every chat-log layer answers for a chat that does not exist. */
+export const notFound = (id: string): OdaError =>
+  new OdaError('ODA_ERR_NOT_FOUND', 404, `chat ${id} not found`);
+
 /** True when `id` is a well-formed chat id. */
 export function isChatId(id: unknown): id is string {
   return typeof id === 'string' && CHAT_ID.test(id) && id !== '.' && id !== '..';

@@ -4,13 +4,12 @@
  * LogBackend only, so the file store and the Redis store serve it alike.
  */
 import type { Clock } from '../lib/clock.ts';
-import { OdaError } from '../lib/errors.ts';
 import type { NormalizedMessage } from '../providers/provider.ts';
 import type { ChatSummary, LogBackend } from './store.ts';
 import { VERSION, type Event, type Header, type NewEvent } from './format/v4.ts';
 import type { AttachmentStore } from './attachments.ts';
 import { validateHeader } from './header.ts';
-import { assertChatId } from './chat-id.ts';
+import { assertChatId, notFound } from './chat-id.ts';
 import { parseReadRange } from './read-range.ts';
 import { storeImages } from './store-images.ts';
 import { messageDigest, type LogMessage } from './message-digest.ts';
@@ -38,8 +37,6 @@ export interface ChatSnapshot {
   position: number;
   values: Record<string, Json>;
 }
-
-const notFound = (id: string) => new OdaError('ODA_ERR_NOT_FOUND', 404, `chat ${id} not found`);
 
 function publicView<K extends ChatModelKey>(key: K, state: ChatState): Json {
   const model = chatReadModels[key];

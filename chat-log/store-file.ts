@@ -9,10 +9,10 @@ import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { OdaError } from '../lib/errors.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
-import { isStoredCheckpoint, type ChatSummary, type LogBackend, type StoredCheckpoint } from './store.ts';
+import { parseStoredCheckpoint, type ChatSummary, type LogBackend, type StoredCheckpoint } from './store.ts';
 import type { Event, Header, NewEvent } from './format/v4.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
-import { isChatId, pathInside } from './chat-id.ts';
+import { isChatId, notFound, pathInside } from './chat-id.ts';
 import { headerLine, prepareBatch, prepareSeed, parseEventLine } from './event-batch.ts';
 import { openChatFile, type ChatFile } from './chat-file.ts';
 import { AppendFile, type FsyncMode } from './append-file.ts';
@@ -27,7 +27,6 @@ export interface FileLogBackendOptions {
   clock?: Clock;
 }
 
-const notFound = (id: string) => new OdaError('ODA_ERR_NOT_FOUND', 404, `chat ${id} not found`);
 const changedUnder = (id: string) =>
   new OdaError('ODA_ERR_STORE_UNAVAILABLE', 503, `chat ${id} changed while it was being appended to; retry`);
 
@@ -243,13 +242,7 @@ export class FileLogBackend implements LogBackend {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw err;
     }
-    try {
-      const parsed: unknown = JSON.parse(text);
-      // A damaged checkpoint is only a missed shortcut: the state is rebuilt from the log.
-      return isStoredCheckpoint(parsed) && parsed.model === model ? parsed : undefined;
-    } catch {
-      return undefined;
-    }
+    return parseStoredCheckpoint(text, model);
   }
 
   async putCheckpoint(id: string, checkpoint: StoredCheckpoint): Promise<void> {

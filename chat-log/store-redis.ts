@@ -15,10 +15,10 @@
  */
 import { Redis } from 'ioredis';
 import { OdaError, isOdaError } from '../lib/errors.ts';
-import { isStoredCheckpoint, type ChatSummary, type LogBackend, type StoredCheckpoint } from './store.ts';
+import { parseStoredCheckpoint, type ChatSummary, type LogBackend, type StoredCheckpoint } from './store.ts';
 import { header as headerSchema, type Event, type Header, type NewEvent } from './format/v4.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
-import { assertChatId, isChatId } from './chat-id.ts';
+import { assertChatId, isChatId, notFound } from './chat-id.ts';
 import { headerLine, prepareBatch, prepareSeed, parseEventLine } from './event-batch.ts';
 import { RedisLock } from './redis-lock.ts';
 
@@ -65,8 +65,6 @@ const MAX_CACHED_HEADERS = 10_000;
 
 /** Renumbering rounds an append may lose to other replicas before it gives up. */
 const MAX_APPEND_ROUNDS = 100;
-
-const notFound = (id: string) => new OdaError('ODA_ERR_NOT_FOUND', 404, `chat ${id} not found`);
 
 function unavailable(detail: string, cause?: unknown): OdaError {
   return new OdaError('ODA_ERR_STORE_UNAVAILABLE', 503, `the chat store (Redis) is unavailable: ${detail}`, {
@@ -339,13 +337,7 @@ export class RedisLogBackend implements LogBackend {
     assertChatId(model, 'read model name');
     const text = await this.run((r) => r.hget(this.key(id, 'checkpoints'), model));
     if (text === null) return undefined;
-    try {
-      const parsed: unknown = JSON.parse(text);
-      // A damaged checkpoint is only a missed shortcut: the state is rebuilt from the log.
-      return isStoredCheckpoint(parsed) && parsed.model === model ? parsed : undefined;
-    } catch {
-      return undefined;
-    }
+    return parseStoredCheckpoint(text, model);
   }
 
   async putCheckpoint(id: string, checkpoint: StoredCheckpoint): Promise<void> {

@@ -42,6 +42,17 @@ export function isStoredCheckpoint(v: unknown): v is StoredCheckpoint {
   );
 }
 
+/** A stored checkpoint's text read back, or undefined when it is damaged or of another model. */
+export function parseStoredCheckpoint(text: string, model: string): StoredCheckpoint | undefined {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    // A damaged checkpoint is only a missed shortcut: the state is rebuilt from the log.
+    return isStoredCheckpoint(parsed) && parsed.model === model ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export interface LogBackend {
   /** Creates a chat; `seed` events (a branched chat) are copied in first, keeping their order. */
   create(header: Header, seed?: readonly Event[]): Promise<'created' | 'exists'>;
