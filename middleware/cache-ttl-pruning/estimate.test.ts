@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { createAnthropicRequestView } from '../../providers/anthropic/request-view.ts';
 import { createOpenaiRequestView } from '../../providers/openai/request-view.ts';
 import { estimateChars, estimateTokens, isWideCodePoint, weightedChars } from './estimate.ts';
-import { PNG_BASE64 } from './build-wire-chat.ts';
+import { PNG_BASE64 } from './__fixtures__/build-wire-chat.ts';
 
 describe('weightedChars', () => {
   const cases: Array<[string, string, number]> = [

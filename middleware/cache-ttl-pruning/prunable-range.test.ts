@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { WIRE_FORMATS, viewOf, wireBody, type ChatStep } from './build-wire-chat.ts';
+import { WIRE_FORMATS, viewOf, wireBody, type ChatStep } from './__fixtures__/build-wire-chat.ts';
 import { prunableRange, prunableToolResults } from './prunable-range.ts';
 import type { ToolNameRules } from './tool-name-filter.ts';
 

@@ -11,7 +11,7 @@ import {
   type ChatStep,
   type ToolPart,
   type WireFormat,
-} from './build-wire-chat.ts';
+} from './__fixtures__/build-wire-chat.ts';
 import { IMAGE_PRUNED_TEXT } from './edit-tool-result.ts';
 import { estimateChars } from './estimate.ts';
 import type { PruningSettings } from './gate.ts';

@@ -3,7 +3,13 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { pruningEvent } from '../../chat-log/format/v4.ts';
 import { parseConfig, type ConfigInput } from '../../server/config.ts';
-import { WIRE_FORMATS, toolResultText, viewOf, wireBody, type ChatStep } from './build-wire-chat.ts';
+import {
+  WIRE_FORMATS,
+  toolResultText,
+  viewOf,
+  wireBody,
+  type ChatStep,
+} from './__fixtures__/build-wire-chat.ts';
 import { IMAGE_PRUNED_TEXT } from './edit-tool-result.ts';
 import { estimateTokens } from './estimate.ts';
 import { resolvePruningSettings, type PruningSettings } from './gate.ts';

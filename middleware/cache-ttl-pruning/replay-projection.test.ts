@@ -1,7 +1,13 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfig, type ConfigInput } from '../../server/config.ts';
-import { WIRE_FORMATS, toolResultText, viewOf, wireBody, type ChatStep } from './build-wire-chat.ts';
+import {
+  WIRE_FORMATS,
+  toolResultText,
+  viewOf,
+  wireBody,
+  type ChatStep,
+} from './__fixtures__/build-wire-chat.ts';
 import { resolvePruningSettings, type PruningSettings } from './gate.ts';
 import { prunePass } from './prune-pass.ts';
 import { applyProjection, replayProjection } from './replay-projection.ts';

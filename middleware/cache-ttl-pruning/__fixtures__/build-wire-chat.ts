@@ -2,9 +2,9 @@
  * Test support: one chat script rendered as the body each wire format's SDK would send, so the
  * pruning tests run over the real request views of both formats.
  */
-import { createAnthropicRequestView } from '../../providers/anthropic/request-view.ts';
-import { createOpenaiRequestView } from '../../providers/openai/request-view.ts';
-import type { RequestView } from '../../providers/request-view.ts';
+import { createAnthropicRequestView } from '../../../providers/anthropic/request-view.ts';
+import { createOpenaiRequestView } from '../../../providers/openai/request-view.ts';
+import type { RequestView } from '../../../providers/request-view.ts';
 
 export type WireFormat = 'openai' | 'anthropic';
 export const WIRE_FORMATS: readonly WireFormat[] = ['openai', 'anthropic'];
