@@ -77,6 +77,8 @@ export interface NormalizedResponse {
 export interface StreamAccumulator {
   /** `event` is the SSE `event:` name (undefined when absent); `data` the joined `data:` text. */
   push(event: string | undefined, data: string): void;
+  /** True once the stream said it is over (OpenAI `[DONE]` or a finish reason; Anthropic `message_stop`). */
+  ended(): boolean;
   result(): NormalizedResponse;
 }
 

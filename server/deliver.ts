@@ -54,6 +54,8 @@ export async function deliverSuccess(
       }
     });
     let complete = false;
+    // True when the provider closed its stream normally: the client gets the same close.
+    let closedNormally = false;
     try {
       for await (const chunk of upstream.body) {
         if (signal.aborted) break;
@@ -70,13 +72,15 @@ export async function deliverSuccess(
           });
       }
       reader.end();
-      complete = !signal.aborted;
+      closedNormally = !signal.aborted;
+      // A stream that closed before saying it was over delivered only part of the answer.
+      complete = closedNormally && acc.ended();
     } catch {
       complete = false;
     }
     const outcome: DeliveryOutcome = { streamed: true, complete, response: safeResult(() => acc.result()) };
     await beforeEnd(outcome);
-    if (complete) res.end();
+    if (closedNormally) res.end();
     else {
       upstream.body.destroy();
       res.destroy();

@@ -331,3 +331,15 @@ test('fromIndex: the same messages as a full normalization from that wire index 
     assert.equal(part.system, full.system);
   }
 });
+
+test('ended(): only once message_stop arrived', () => {
+  const acc = createAnthropicStreamAccumulator();
+  acc.push('message_start', JSON.stringify({ type: 'message_start', message: { model: 'm', usage: {} } }));
+  acc.push(
+    'content_block_start',
+    JSON.stringify({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+  );
+  assert.equal(acc.ended(), false);
+  acc.push('message_stop', JSON.stringify({ type: 'message_stop' }));
+  assert.equal(acc.ended(), true);
+});

@@ -256,6 +256,7 @@ export function createAnthropicStreamAccumulator(): StreamAccumulator {
   let usage: Usage | undefined;
   let stopReason: string | undefined;
   let model: string | undefined;
+  let stopped = false;
 
   function finish(entry: { block: Obj; json: string; raw?: string }): void {
     if (entry.json === '') return;
@@ -316,10 +317,17 @@ export function createAnthropicStreamAccumulator(): StreamAccumulator {
           // An error after the 200 (overloaded mid-stream): the answer ends here.
           stopReason ??= 'error';
           break;
+        case 'message_stop':
+          stopped = true;
+          break;
         default:
-          // ping, message_stop and event types added later carry nothing to keep.
+          // ping and event types added later carry nothing to keep.
           break;
       }
+    },
+
+    ended() {
+      return stopped;
     },
 
     result() {

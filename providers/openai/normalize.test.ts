@@ -280,3 +280,23 @@ test('fromIndex: the same messages as a full normalization from that wire index 
     assert.deepEqual(part.messages, full.messages.slice(skippedWire), `from ${from}`);
   }
 });
+
+test('ended(): on [DONE] or a finish reason, not on an in-stream error', () => {
+  const chunk = (finish: string | null) =>
+    JSON.stringify({
+      object: 'chat.completion.chunk',
+      model: 'm',
+      choices: [{ index: 0, delta: { content: 'x' }, finish_reason: finish }],
+    });
+  const cut = createOpenaiStreamAccumulator();
+  cut.push(undefined, chunk(null));
+  assert.equal(cut.ended(), false);
+  cut.push(undefined, JSON.stringify({ error: { message: 'overloaded' } }));
+  assert.equal(cut.ended(), false);
+  const finished = createOpenaiStreamAccumulator();
+  finished.push(undefined, chunk('stop'));
+  assert.equal(finished.ended(), true);
+  const done = createOpenaiStreamAccumulator();
+  done.push(undefined, '[DONE]');
+  assert.equal(done.ended(), true);
+});

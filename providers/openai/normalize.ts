@@ -255,10 +255,12 @@ export function createOpenaiStreamAccumulator(): StreamAccumulator {
   let usage: Usage | undefined;
   let stopReason: string | undefined;
   let model: string | undefined;
+  let sawDone = false;
 
   return {
     push(_event, data) {
       const text = data.trim();
+      if (text === '[DONE]') sawDone = true;
       if (text === '' || text === '[DONE]') return;
       let chunk: unknown;
       try {
@@ -296,6 +298,11 @@ export function createOpenaiStreamAccumulator(): StreamAccumulator {
           calls.set(index, draft);
         }
       }
+    },
+
+    ended() {
+      // An in-stream error ends the stream, but not the answer.
+      return sawDone || (stopReason !== undefined && stopReason !== 'error');
     },
 
     result() {

@@ -84,6 +84,28 @@ describe('Anthropic Messages through the gateway (official SDK)', () => {
     assert.equal(text, expected);
   });
 
+  test('a stream the provider closes before message_stop reaches the client as sent and is logged incomplete', async () => {
+    const events = anthropicStream('claude-test', ['part', 'ial']).slice(0, 4);
+    gw.fake.script({ sse: events });
+    const res = await fetch(`${gw.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-session-id': 'cut-stream' },
+      body: JSON.stringify({
+        model: 'claude-test',
+        max_tokens: 10,
+        stream: true,
+        messages: [{ role: 'user', content: 'cut' }],
+      }),
+    });
+    assert.equal(await res.text(), events.map((e) => `event: ${e.event}\ndata: ${e.data}\n\n`).join(''));
+    const log = (await (await fetch(`${gw.url}/v1/sessions/cut-stream/events`)).json()) as {
+      events: Array<{ type: string; ok?: boolean; error?: string }>;
+    };
+    const response = log.events.find((e) => e.type === 'response');
+    assert.equal(response?.ok, false);
+    assert.equal(response?.error, 'stream ended before completion');
+  });
+
   test('the SDK stream helper assembles the streamed message', async () => {
     const stream = client.messages.stream({
       model: 'claude-test',
