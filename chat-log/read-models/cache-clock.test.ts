@@ -41,3 +41,8 @@ test('a pruning pass moves the clock only when it changed what the model receive
 test('public: the snapshot shows it', () => {
   assert.equal(cacheClockModel.internal, false);
 });
+
+test('a 2xx answer that was cut short still touched the provider cache', () => {
+  const cut = { ...response(0, 5000, false), status: 200 };
+  assert.equal(run(cut).lastCacheTouchAt, 5000);
+});

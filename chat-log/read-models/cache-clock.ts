@@ -1,6 +1,6 @@
 /**
- * Public read model: the chat's prompt-cache clock (seed 001). A successful model call touches the
- * cache at the request's start; a pruning pass that changed what the model receives resets it.
+ * Public read model: the chat's prompt-cache clock (seed 001). A model call the provider answered
+ * (2xx) touches the cache at the request's start; a pruning pass that changed what the model receives resets it.
  */
 import { z } from 'zod';
 import type { ReadModel } from './read-model.ts';
@@ -27,13 +27,16 @@ const later = (a: number | null, b: number): number => (a === null ? b : Math.ma
 
 export const cacheClockModel: ReadModel<CacheClockState> = {
   name: 'cache-clock',
-  version: 1,
+  version: 2,
   internal: false,
   schema: cacheClockState,
   initial: () => ({ lastCacheTouchAt: null, lastPruning: null }),
   apply(state, e) {
     if (e.type === 'response') {
-      return e.ok ? { ...state, lastCacheTouchAt: later(state.lastCacheTouchAt, e.startedAt) } : state;
+      // Any 2xx means the provider read the prompt (and wrote its cache), even when the answer
+      // was then cut or the client left before its end.
+      const answered = e.ok || (e.status >= 200 && e.status < 300);
+      return answered ? { ...state, lastCacheTouchAt: later(state.lastCacheTouchAt, e.startedAt) } : state;
     }
     if (e.type === 'pruning') {
       const { soft, cleared, charsRemoved, estimateBefore, estimateAfter, changed } = e;
