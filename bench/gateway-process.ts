@@ -7,7 +7,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../server/app.ts';
-import { parseConfig } from '../server/config.ts';
+import { parseConfig } from '../config/config.ts';
 import { createLogger } from '../server/logger.ts';
 import { serveChildProtocol } from './processes.ts';
 

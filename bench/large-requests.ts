@@ -13,7 +13,7 @@
  * Then the two passes alone, in this process, over parsed bodies: trimming over 10 MB with 500 tool
  * results, and pruning over a 2,000-message request.
  */
-import { parseConfig } from '../server/config.ts';
+import { parseConfig } from '../config/config.ts';
 import { createAnthropicRequestView } from '../providers/anthropic/request-view.ts';
 import { trimToolResults } from '../middleware/tool-result-trimming/index.ts';
 import { prunePass, resolvePruningSettings } from '../middleware/cache-ttl-pruning/index.ts';

@@ -4,7 +4,7 @@
  * LogBackend only, so the file store and the Redis store serve it alike.
  */
 import type { Clock } from '../lib/clock.ts';
-import type { NormalizedMessage } from '../providers/provider.ts';
+import type { NormalizedMessage } from './pending-message.ts';
 import type { ChatSummary, LogBackend } from './store.ts';
 import { VERSION, type Event, type Header, type NewEvent } from './format/v4.ts';
 import type { AttachmentStore } from './attachments.ts';

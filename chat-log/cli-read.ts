@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { CliIo } from '../scripts/cli.ts';
+import type { CliIo } from './cli-io.ts';
 import { readLogText, upgradeToCurrent } from './convert.ts';
 import { parseReadRange } from './read-range.ts';
 import { FileLogBackend } from './store-file.ts';

@@ -8,7 +8,7 @@ import { FileLogBackend } from './store-file.ts';
 import { AttachmentStore } from './attachments.ts';
 import { sha256Hex } from '../lib/sha256.ts';
 import { ManualClock } from '../lib/clock.ts';
-import type { NormalizedMessage } from '../providers/provider.ts';
+import type { NormalizedMessage } from './pending-message.ts';
 import { makeGif, makePng } from './test-images.ts';
 
 function setup() {

@@ -4,8 +4,8 @@
  * Inline data that is not a PNG, JPEG, WebP or GIF image is kept too, as a file part by hash, and
  * data that is not even base64 is kept verbatim as a data URL, so the log loses nothing.
  */
-import type { ImageSource } from '../providers/request-view.ts';
-import type { NormalizedMessage, PendingContentPart, PendingImagePart } from '../providers/provider.ts';
+import type { ImageSource } from './pending-message.ts';
+import type { NormalizedMessage, PendingContentPart, PendingImagePart } from './pending-message.ts';
 import type { ContentPart } from './format/v4.ts';
 import { isOdaError } from '../lib/errors.ts';
 import { decodeImageSource, type AttachmentStore } from './attachments.ts';

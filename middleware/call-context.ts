@@ -3,7 +3,7 @@
  * that edits it in place), the chat's recorded decisions, and what the mechanisms decide on the way.
  */
 import type { NewEvent } from '../chat-log/format/v4.ts';
-import type { Config } from '../server/config.ts';
+import type { Config } from '../config/config.ts';
 import type { FormatAdapter } from '../providers/provider.ts';
 import type { RequestView } from '../providers/request-view.ts';
 import type { Clock } from '../lib/clock.ts';

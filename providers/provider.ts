@@ -2,8 +2,9 @@
  * What every wire format provides. The pipeline and routes use only this interface; provider
  * differences live in `providers/<format>/`.
  */
-import type { ContentPart, ToolRef, Usage } from '../chat-log/format/v4.ts';
-import type { ImageSource, RequestView, WirePath } from './request-view.ts';
+import type { ToolRef, Usage } from '../chat-log/format/v4.ts';
+import type { NormalizedMessage } from '../chat-log/pending-message.ts';
+import type { RequestView, WirePath } from './request-view.ts';
 
 export type WireFormat = 'openai' | 'anthropic';
 
@@ -19,29 +20,6 @@ export type Refusal =
     }
   | { kind: 'transient' }
   | { kind: 'other' };
-
-/** An image part before it is stored as an attachment. */
-export interface PendingImagePart {
-  kind: 'image';
-  source: ImageSource;
-}
-
-/** A tool result's content before its images are stored. */
-export type PendingContentPart =
-  | Exclude<ContentPart, { kind: 'image' } | { kind: 'tool-result' }>
-  | PendingImagePart
-  | (Omit<Extract<ContentPart, { kind: 'tool-result' }>, 'content'> & {
-      content: Array<
-        | Exclude<Extract<ContentPart, { kind: 'tool-result' }>['content'][number], { kind: 'image' }>
-        | PendingImagePart
-      >;
-    });
-
-/** A message in the log's normalized roles and content kinds, images not yet stored. */
-export interface NormalizedMessage {
-  role: 'user' | 'model' | 'tool' | 'developer' | 'system';
-  content: PendingContentPart[];
-}
 
 export interface NormalizeOptions {
   /**

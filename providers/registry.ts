@@ -1,5 +1,5 @@
 /** The one file that lists providers' wire formats and resolves a request to a configured provider. */
-import type { ProviderConfig } from '../server/config.ts';
+import type { ProviderConfig } from '../config/config.ts';
 import { globMatch } from '../lib/glob.ts';
 import { anthropicFormat } from './anthropic/anthropic-format.ts';
 import { openaiFormat } from './openai/openai-format.ts';

@@ -1,3 +1,5 @@
+import type { ImageSource } from '../chat-log/pending-message.ts';
+
 /**
  * The per-format accessor the mechanisms (pruning, trimming, image set-aside, image replay) use to
  * read and edit a request body *as sent*, in place. Each wire format implements it in
@@ -18,9 +20,7 @@ export interface TextSlot {
 /** Where an image sits, as a path of keys from the body root (e.g. ['messages', 3, 'content', 1]). */
 export type WirePath = ReadonlyArray<string | number>;
 
-export type ImageSource =
-  | { readonly kind: 'base64'; readonly mediaType: string; readonly data: string }
-  | { readonly kind: 'url'; readonly url: string };
+export type { ImageSource };
 
 /** One image the model would receive. */
 export interface ImageRef {

@@ -6,12 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { keysNew } from '../server/cli-keys.ts';
 import { logCheck } from '../chat-log/cli-check.ts';
 import { logRead } from '../chat-log/cli-read.ts';
+import type { CliIo } from '../chat-log/cli-io.ts';
 
-/** Where a command writes; tests pass their own. */
-export interface CliIo {
-  out(line: string): void;
-  err(line: string): void;
-}
+export type { CliIo };
 
 /** A command: gets the arguments after its name, returns the exit code. */
 export type CommandFn = (args: readonly string[], io: CliIo) => Promise<number>;

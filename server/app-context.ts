@@ -3,7 +3,7 @@ import type { ProviderRegistry } from '../providers/registry.ts';
 import type { UpstreamClient } from '../providers/upstream-client.ts';
 import type { ChatLog } from '../chat-log/chat-log.ts';
 import type { ChatBinder } from './chat-binder.ts';
-import type { Config } from './config.ts';
+import type { Config } from '../config/config.ts';
 import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 

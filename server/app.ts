@@ -16,7 +16,7 @@ import { ChatLog } from '../chat-log/chat-log.ts';
 import type { AppContext } from './app-context.ts';
 import { authenticate } from './auth.ts';
 import { ChatBinder } from './chat-binder.ts';
-import type { Config } from './config.ts';
+import type { Config } from '../config/config.ts';
 import { errorHandler } from './error-handler.ts';
 import { jsonLimits } from './json-limits.ts';
 import { createLogger, type Logger } from './logger.ts';

@@ -7,7 +7,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestHandler } from 'express';
 import { OdaError } from '../lib/errors.ts';
-import type { Config } from './config.ts';
+import type { Config } from '../config/config.ts';
 import { sha256Hex } from '../lib/sha256.ts';
 
 export interface Caller {

@@ -16,7 +16,7 @@ import type { ImageFacts } from '../middleware/image-set-aside/index.ts';
 import type { FormatAdapter, NormalizedResponse } from '../providers/provider.ts';
 import type { ImageRef } from '../providers/request-view.ts';
 import type { Caller } from './auth.ts';
-import type { Config } from './config.ts';
+import type { Config } from '../config/config.ts';
 import type { Clock } from '../lib/clock.ts';
 import { derivedSessionId, requestedSessionId } from './session-id.ts';
 import { scopedChatId, visibleTo } from './team-scope.ts';

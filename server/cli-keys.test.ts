@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { keysNew, newKey } from './cli-keys.ts';
-import { parseConfig } from './config.ts';
+import { parseConfig } from '../config/config.ts';
 import { resolveCaller } from './auth.ts';
 
 function capture() {

@@ -4,7 +4,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { FormatAdapter, NormalizedResponse } from '../providers/provider.ts';
 import { toUpstreamError, type UpstreamResponse } from '../providers/upstream-client.ts';
 import type { RepairLoopResult } from '../middleware/repair-loop.ts';
-import { SseReader } from './sse.ts';
+import { SseReader } from '../lib/sse-reader.ts';
 
 const SKIP = new Set([
   'connection',

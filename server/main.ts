@@ -7,7 +7,7 @@
 import type { Server } from 'node:http';
 import { createApp } from './app.ts';
 import { answerClientErrors } from './client-error.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig } from '../config/config.ts';
 import { createLogger } from './logger.ts';
 
 function configPathFromArgs(argv: string[]): string | undefined {

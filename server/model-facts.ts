@@ -1,4 +1,4 @@
-import type { Config } from './config.ts';
+import type { Config } from '../config/config.ts';
 import { globMatch } from '../lib/glob.ts';
 
 /** Context windows of well-known models, used when the config has no `models` entry. */

@@ -14,7 +14,7 @@ import type { Clock } from '../lib/clock.ts';
 import { OdaError } from '../lib/errors.ts';
 import type { RedisRun } from '../chat-log/redis-lock.ts';
 import type { Caller } from './auth.ts';
-import type { Config } from './config.ts';
+import type { Config } from '../config/config.ts';
 
 export const WINDOW_MS = 60_000;
 

@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseConfig, type ConfigInput } from '../../server/config.ts';
+import { parseConfig, type ConfigInput } from '../../config/config.ts';
 import { DEFAULT_TTL_MS, EXTENDED_TTL_MS, pruningGate, resolvePruningSettings } from './gate.ts';
 
 const MIN = 60_000;

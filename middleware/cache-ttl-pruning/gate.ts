@@ -6,7 +6,7 @@
  * is treated as still warm (providers keep an entry for at least its TTL, so pruning at the
  * boundary could throw away a cache that would still have been read).
  */
-import type { PruningConfig } from '../../server/config.ts';
+import type { PruningConfig } from '../../config/config.ts';
 
 export type PruningMode = 'off' | 'cache-ttl';
 

@@ -3,7 +3,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createAnthropicRequestView } from '../../providers/anthropic/request-view.ts';
 import { createOpenaiRequestView } from '../../providers/openai/request-view.ts';
-import { parseConfig, type ConfigInput } from '../../server/config.ts';
+import { parseConfig, type ConfigInput } from '../../config/config.ts';
 import { estimateChars } from './estimate.ts';
 import { resolvePruningSettings, type PruningSettings } from './gate.ts';
 import { prunePass } from './prune-pass.ts';

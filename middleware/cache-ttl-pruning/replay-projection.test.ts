@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseConfig, type ConfigInput } from '../../server/config.ts';
+import { parseConfig, type ConfigInput } from '../../config/config.ts';
 import {
   WIRE_FORMATS,
   toolResultText,

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { TRIM_MARKER } from '../../server/config.ts';
+import { TRIM_MARKER } from '../../lib/trim-marker.ts';
 import {
   assertCutLimits,
   countCodePoints,

@@ -3,7 +3,7 @@
  * a cut never lands inside a surrogate pair. Works on code units with a surrogate-aware step, so a
  * 10 MB tool result is never spread into an array of code points.
  */
-import { TRIM_MARKER } from '../../server/config.ts';
+import { TRIM_MARKER } from '../../lib/trim-marker.ts';
 import { countCodePoints, startOfLast, unitIndexOf } from '../../lib/code-points.ts';
 
 export { countCodePoints };

@@ -6,7 +6,7 @@ import { trimEvent } from '../../chat-log/format/v4.ts';
 import { createAnthropicRequestView } from '../../providers/anthropic/request-view.ts';
 import { createOpenaiRequestView } from '../../providers/openai/request-view.ts';
 import type { RequestView } from '../../providers/request-view.ts';
-import { TRIM_MARKER } from '../../server/config.ts';
+import { TRIM_MARKER } from '../../lib/trim-marker.ts';
 import { cutMiddle, TRIM_MARKER_CHARS } from './cut-middle.ts';
 import { replayTrims } from './replay-trims.ts';
 import { trimToolResults } from './trim-tool-results.ts';

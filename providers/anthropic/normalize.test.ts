@@ -8,7 +8,7 @@ import {
   normalizeAnthropicRequest,
   normalizeAnthropicResponse,
 } from './normalize.ts';
-import { readSseText } from '../../server/sse.ts';
+import { readSseText } from '../../lib/sse-reader.ts';
 
 const fixture = (name: string): string =>
   readFileSync(new URL(`./__fixtures__/${name}`, import.meta.url), 'utf8');

@@ -8,12 +8,11 @@ import { createHash } from 'node:crypto';
 import type { ToolRef, Usage } from '../../chat-log/format/v4.ts';
 import type {
   NormalizeOptions,
-  NormalizedMessage,
   NormalizedRequest,
   NormalizedResponse,
-  PendingContentPart,
   StreamAccumulator,
 } from '../provider.ts';
+import type { NormalizedMessage, PendingContentPart } from '../../chat-log/pending-message.ts';
 import { anthropicImageSource } from './request-view.ts';
 import { isObj, str, type Obj } from '../wire-json.ts';
 import { canonicalJson } from '../../chat-log/canonical-json.ts';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp, type AppDeps, type Gateway } from '../../server/app.ts';
-import { parseConfig, type ConfigInput } from '../../server/config.ts';
+import { parseConfig, type ConfigInput } from '../../config/config.ts';
 import { ManualClock } from '../../lib/clock.ts';
 import { FakeProvider, type FakeProviderOptions } from '../fake-provider/fake-provider.ts';
 import { RedisLogBackend } from '../../chat-log/store-redis.ts';

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli, type CliIo } from '../scripts/cli.ts';
-import { FileLogBackend } from './store-file.ts';
+import { runCli, type CliIo } from './cli.ts';
+import { FileLogBackend } from '../chat-log/store-file.ts';
 
 function capture(): CliIo & { lines: string[]; errors: string[] } {
   const lines: string[] = [];
@@ -46,7 +46,7 @@ test('log read prints a range of a chat by id, and of an older-version file conv
   assert.equal(await runCli(['log', 'read', 'no-such-chat', '--data-dir', dataDir], missing), 1);
 
   const v0 = capture();
-  const fixture = new URL('./__fixtures__/v0.jsonl', import.meta.url).pathname;
+  const fixture = new URL('../chat-log/__fixtures__/v0.jsonl', import.meta.url).pathname;
   assert.equal(await runCli(['log', 'read', fixture], v0), 0);
   assert.ok(v0.lines.length > 0);
   assert.match(v0.errors.join('\n'), /version 0 log shown converted to version 4/);

@@ -4,9 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { parseByteSize, parseDuration } from '../lib/duration.ts';
 import { countCodePoints } from '../lib/code-points.ts';
-
-/** Marker the trimming inserts between head and tail; its length counts against thresholdChars. */
-export const TRIM_MARKER = '\n\n[... tool result middle pruned ...]\n\n';
+import { TRIM_MARKER } from '../lib/trim-marker.ts';
 const TRIM_MARKER_CHARS = countCodePoints(TRIM_MARKER);
 
 const nonNegInt = z.number().int().nonnegative();
