@@ -85,6 +85,9 @@ export interface FormatAdapter {
   errorBody(info: GatewayErrorInfo): unknown;
   /** Headers that authenticate the gateway's own provider key. */
   authHeaders(apiKey: string): Record<string, string>;
-  /** The upstream URL for a client request path (with its query), given the provider's base URL. */
-  upstreamUrl(baseUrl: string, clientPath: string): string;
+  /**
+   * The provider path (appended to its `baseUrl`) for one of the gateway's fixed routes, such as
+   * `/v1/messages`. Never given the client's request target.
+   */
+  apiPath(routePath: string): string;
 }

@@ -124,6 +124,18 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     });
     next();
   });
+  app.use(function originFormOnly(req: Request, _res: Response, next: NextFunction) {
+    // Node accepts absolute-form targets (`http://host/v1/...`, `munity://x/v1/...`) and Express
+    // still routes them by their path: refuse them before anything else runs (SPEC section 14).
+    if (!req.url.startsWith('/')) {
+      throw new OdaError(
+        'ODA_ERR_INVALID_REQUEST',
+        400,
+        'request target must be a path (origin-form, such as /v1/messages); absolute URLs are not accepted',
+      );
+    }
+    next();
+  });
   app.use(healthRoutes(context));
   app.use(metricsRoutes(context));
   app.use(openapiRoutes());

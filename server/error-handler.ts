@@ -5,9 +5,22 @@ import { FORMATS } from '../providers/registry.ts';
 import type { WireFormat } from '../providers/provider.ts';
 import type { Logger } from './logger.ts';
 
-/** Anthropic endpoints answer in Anthropic's shape; everything else in OpenAI's. */
-export function formatForPath(path: string): WireFormat {
-  return path.startsWith('/v1/messages') ? 'anthropic' : 'openai';
+/**
+ * The error shape a request gets: Anthropic's on the Messages endpoints, OpenAI's on the OpenAI
+ * and the gateway's own ones; on `/v1/models` the caller's (`anthropic-version`: Anthropic); on any
+ * other path the shape of the format the request looks like (`anthropic-version` or `x-api-key`).
+ */
+export function formatFor(req: Pick<Request, 'path' | 'headers'>): WireFormat {
+  const path = req.path.toLowerCase();
+  const h = req.headers;
+  if (path.startsWith('/v1/messages')) return 'anthropic';
+  if (
+    /^\/v1\/(chat|responses|embeddings|sessions|usage)(\/|$)/.test(path) ||
+    (path.startsWith('/') && !path.startsWith('/v1/'))
+  )
+    return 'openai';
+  if (/^\/v1\/models(\/|$)/.test(path)) return h['anthropic-version'] !== undefined ? 'anthropic' : 'openai';
+  return h['anthropic-version'] !== undefined || h['x-api-key'] !== undefined ? 'anthropic' : 'openai';
 }
 
 /** Turns any thrown value into an OdaError. */
@@ -41,7 +54,7 @@ export function toOdaError(err: unknown): OdaError {
 
 /** Writes an OdaError in the format of the endpoint that `req` addressed. */
 export function sendError(req: Request, res: import('express').Response, err: OdaError): void {
-  const adapter = FORMATS[formatForPath(req.path)];
+  const adapter = FORMATS[formatFor(req)];
   for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
   res
     .status(err.status)

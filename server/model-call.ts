@@ -15,6 +15,7 @@ import { buildRepairs } from '../middleware/repairs.ts';
 import type { FormatAdapter, WireFormat } from '../providers/provider.ts';
 import { FORMATS } from '../providers/registry.ts';
 import { UpstreamError } from '../providers/upstream-client.ts';
+import { buildUpstreamUrl, forwardedQuery } from '../providers/upstream-url.ts';
 import type { AppContext } from './app-context.ts';
 import { contextWindowFor } from './model-facts.ts';
 import { deliverFailure, deliverSuccess } from './deliver.ts';
@@ -27,8 +28,14 @@ const bodyShape = z.looseObject({
   messages: z.array(z.unknown(), { error: 'messages must be an array' }),
 });
 
+/** The route a model call came in on: its fixed path and the query parameters it forwards. */
+export interface ModelRoute {
+  path: string;
+  query?: Readonly<Record<string, readonly string[]>>;
+}
+
 /** Handles POST /v1/chat/completions (openai) and POST /v1/messages (anthropic). */
-export function modelCallHandler(app: AppContext, format: WireFormat) {
+export function modelCallHandler(app: AppContext, format: WireFormat, route: ModelRoute) {
   const adapter: FormatAdapter = FORMATS[format];
   return async function modelCall(req: Request, res: Response): Promise<void> {
     const requestId = (res.locals.requestId as string | undefined) ?? randomUUID();
@@ -106,7 +113,11 @@ export function modelCallHandler(app: AppContext, format: WireFormat) {
     };
     await runPipeline(ctx);
 
-    const url = adapter.upstreamUrl(provider.config.baseUrl, req.originalUrl);
+    const url = buildUpstreamUrl(
+      provider.config.baseUrl,
+      adapter.apiPath(route.path),
+      forwardedQuery(req.query as Record<string, unknown>, route.query ?? {}),
+    );
     const headers = upstreamHeaders(req.headers, adapter, provider.config.apiKey, app.passThroughCredentials);
     let upstreamStarted = 0;
     let result;

@@ -24,6 +24,6 @@ export const anthropicFormat: FormatAdapter = {
   classifyRefusal: classifyAnthropicRefusal,
   errorBody: anthropicErrorBody,
   authHeaders: (apiKey) => ({ 'x-api-key': apiKey }),
-  // The base URL has no /v1 (as the SDK's); client paths are appended whole, query included.
-  upstreamUrl: (baseUrl, clientPath) => `${baseUrl.replace(/\/+$/, '')}${clientPath}`,
+  // The base URL has no /v1 (as the SDK's); the route's path is appended whole.
+  apiPath: (routePath) => routePath,
 };

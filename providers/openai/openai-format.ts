@@ -23,7 +23,6 @@ export const openaiFormat: FormatAdapter = {
   classifyRefusal: classifyOpenaiRefusal,
   errorBody: openaiErrorBody,
   authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
-  // The base URL ends in /v1 (as the SDK's does); client paths start with /v1.
-  upstreamUrl: (baseUrl, clientPath) =>
-    `${baseUrl.replace(/\/+$/, '')}${clientPath.replace(/^\/v1(?=\/)/, '')}`,
+  // The base URL ends in /v1 (as the SDK's does); the gateway's routes start with /v1.
+  apiPath: (routePath) => routePath.replace(/^\/v1(?=\/)/, ''),
 };

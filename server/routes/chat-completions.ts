@@ -5,6 +5,6 @@ import { modelCallHandler } from '../model-call.ts';
 /** POST /v1/chat/completions: OpenAI Chat Completions, streamed or not. */
 export function chatCompletionsRoutes(app: AppContext): Router {
   const r = Router();
-  r.post('/v1/chat/completions', modelCallHandler(app, 'openai'));
+  r.post('/v1/chat/completions', modelCallHandler(app, 'openai', { path: '/v1/chat/completions' }));
   return r;
 }

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { OdaError } from '../../lib/errors.ts';
 import { FORMATS } from '../../providers/registry.ts';
 import { toUpstreamError } from '../../providers/upstream-client.ts';
+import { buildUpstreamUrl, forwardedQuery } from '../../providers/upstream-url.ts';
 import { copyHeaders } from '../deliver.ts';
 import { upstreamFailure } from '../upstream-failure.ts';
 import type { AppContext } from '../app-context.ts';
@@ -24,10 +25,15 @@ export function countTokensRoutes(app: AppContext): Router {
         `no configured anthropic provider serves model "${model}"`,
       );
     const adapter = FORMATS.anthropic;
+    const url = buildUpstreamUrl(
+      provider.config.baseUrl,
+      adapter.apiPath('/v1/messages/count_tokens'),
+      forwardedQuery(req.query as Record<string, unknown>, { beta: ['true'] }),
+    );
     let up;
     try {
       up = await app.upstream.send({
-        url: adapter.upstreamUrl(provider.config.baseUrl, req.originalUrl),
+        url,
         headers: upstreamHeaders(req.headers, adapter, provider.config.apiKey, app.passThroughCredentials),
         body: raw,
       });
