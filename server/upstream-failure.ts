@@ -1,9 +1,13 @@
 import { OdaError } from '../lib/errors.ts';
 import type { UpstreamError } from '../providers/upstream-client.ts';
 
-/** The gateway's answer when the provider failed it: 504 on a timeout, else 502; never retried. */
+/**
+ * The gateway's answer when the provider could not be reached or broke off: 504 on a timeout, else
+ * 502. Not retried by the gateway past its budget, but a retry may well succeed, so the client is
+ * not told to stop (SPEC section 3).
+ */
 export function upstreamFailure(err: UpstreamError, providerName: string): OdaError {
-  const opts = { cause: err, headers: { 'x-should-retry': 'false' } };
+  const opts = { cause: err };
   return err.code === 'timeout'
     ? new OdaError(
         'ODA_ERR_UPSTREAM_TIMEOUT',

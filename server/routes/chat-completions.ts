@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { AppContext } from '../app-context.ts';
-import { modelCallHandler } from '../model-call.ts';
+import { modelCallHandler } from '../model-call/index.ts';
 
 /** POST /v1/chat/completions: OpenAI Chat Completions, streamed or not. */
 export function chatCompletionsRoutes(app: AppContext): Router {

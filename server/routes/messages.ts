@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { AppContext } from '../app-context.ts';
-import { modelCallHandler } from '../model-call.ts';
+import { modelCallHandler } from '../model-call/index.ts';
 
 /** POST /v1/messages (also `?beta=true`): Anthropic Messages, streamed or not. */
 export function messagesRoutes(app: AppContext): Router {

@@ -99,15 +99,23 @@ describe('OpenAI Chat Completions through the gateway (official SDK)', () => {
     assert.deepEqual(gw.sleeps, [7, 2]);
   });
 
-  test('when retries run out the last refusal comes back with x-should-retry: false', async () => {
-    for (let i = 0; i < 3; i++) gw.fake.script({ status: 503, json: bodies.openaiServerError() });
+  test('when retries run out the last refusal comes back with its retry headers, not told to stop', async () => {
+    for (let i = 0; i < 2; i++) gw.fake.script({ status: 503, json: bodies.openaiServerError() });
+    gw.fake.script({
+      status: 503,
+      json: bodies.openaiServerError(),
+      headers: { 'retry-after-ms': '1500', 'retry-after': '2' },
+    });
     const res = await fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] }),
     });
     assert.equal(res.status, 503);
-    assert.equal(res.headers.get('x-should-retry'), 'false');
+    assert.equal(res.headers.get('x-should-retry'), null);
+    assert.equal(res.headers.get('retry-after-ms'), '1500');
+    assert.equal(res.headers.get('retry-after'), '2');
+    assert.equal(res.headers.get('x-oda-attempts'), '3');
     assert.deepEqual(await res.json(), bodies.openaiServerError());
     assert.equal(gw.fake.requestsTo('/v1/chat/completions').length, 3);
   });
@@ -288,7 +296,9 @@ describe('provider keys, limits and timeouts', () => {
         body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] }),
       });
       assert.equal(res.status, 502);
-      assert.equal(res.headers.get('x-should-retry'), 'false');
+      // Connection lost is transient: the client's own backoff decides, the gateway does not say stop.
+      assert.equal(res.headers.get('x-should-retry'), null);
+      assert.equal(res.headers.get('x-oda-attempts'), '2');
       assert.equal(
         ((await res.json()) as { error: { code: string } }).error.code,
         'ODA_ERR_UPSTREAM_UNREACHABLE',
@@ -324,7 +334,7 @@ describe('provider keys, limits and timeouts', () => {
 });
 
 describe('metrics and stream idle timeout', () => {
-  test('a JSON answer that breaks off is a 502 that says not to retry, and the log says so', async () => {
+  test('a JSON answer that breaks off is a 502 (not retried by the gateway), and the log says so', async () => {
     const gw = await startGateway({ config: { retries: { maxRetries: 0 } } });
     try {
       const whole = JSON.stringify({ id: 'x', object: 'chat.completion', choices: [] });
@@ -335,7 +345,8 @@ describe('metrics and stream idle timeout', () => {
         body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'cut' }] }),
       });
       assert.equal(res.status, 502);
-      assert.equal(res.headers.get('x-should-retry'), 'false');
+      assert.equal(res.headers.get('x-should-retry'), null);
+      assert.equal(res.headers.get('x-oda-attempts'), '1');
       assert.equal(
         ((await res.json()) as { error: { code: string } }).error.code,
         'ODA_ERR_UPSTREAM_UNREACHABLE',

@@ -1,0 +1,65 @@
+/**
+ * Stage 5 of a model call: send the request as the pipeline left it to the provider, through the
+ * repair loop (transport retries on a budget; image set-aside and overflow trimming without one).
+ */
+import type { CallContext } from '../../middleware/call-context.ts';
+import { outgoingBytes } from '../../middleware/call-context.ts';
+import { runRepairLoop, type RepairLoopResult } from '../../middleware/repair-loop.ts';
+import { buildRepairs } from '../../middleware/repairs.ts';
+import { buildUpstreamUrl, forwardedQuery } from '../../providers/upstream-url.ts';
+import type { AppContext } from '../app-context.ts';
+import { upstreamHeaders } from '../upstream-headers.ts';
+import type { ModelCall } from './read-call.ts';
+
+/** Attempts and retries so far, kept up to date also when the loop throws. */
+export interface ForwardProgress {
+  attempts: number;
+  retries: number;
+}
+
+/** Runs the repair loop; throws an UpstreamError when the provider could not be reached. */
+export async function forward(
+  app: AppContext,
+  call: ModelCall,
+  ctx: CallContext,
+  progress: ForwardProgress,
+): Promise<RepairLoopResult> {
+  const { provider, adapter } = call;
+  const url = buildUpstreamUrl(
+    provider.config.baseUrl,
+    adapter.apiPath(call.route.path),
+    forwardedQuery(call.query, call.route.query ?? {}),
+  );
+  const headers = upstreamHeaders(call.headers, adapter, provider.config.apiKey, app.passThroughCredentials);
+  return runRepairLoop({
+    progress,
+    send: async () => {
+      const started = performance.now();
+      const bytes = outgoingBytes(ctx);
+      const r = await app.upstream.send({
+        url,
+        headers: { ...headers, 'content-length': String(bytes.length) },
+        body: bytes,
+        signal: call.abort.signal,
+      });
+      app.metrics.upstreamLatency.observe(
+        { provider: provider.config.name },
+        (performance.now() - started) / 1000,
+      );
+      return r;
+    },
+    classify: (status, text) => adapter.classifyRefusal(status, text, ctx.view.images().length),
+    repairs: buildRepairs(ctx),
+    retries: app.config.retries,
+    sleep: app.sleep,
+    now: () => app.clock.now(),
+    random: app.random,
+    onRetry: (reason, delayMs) => {
+      app.metrics.retries.inc({
+        reason: reason.split(':')[0] === 'status' ? reason : reason.split(':')[0]!,
+      });
+      call.log.warn({ reason, delayMs }, 'retrying upstream call');
+    },
+    onRepair: (kind) => app.metrics.repairs.inc({ kind }),
+  });
+}

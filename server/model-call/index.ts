@@ -1,0 +1,53 @@
+/**
+ * One model call, from the client's body to the client's answer, as six named stages:
+ *
+ *   readCall ▸ bindChat ▸ buildContext ▸ runPipeline ▸ forward ▸ respond
+ *
+ * Every format-specific part sits behind the FormatAdapter, so a new wire format adds an adapter
+ * and a route, not branches here.
+ */
+import type { Request, Response } from 'express';
+import { runPipeline } from '../../middleware/pipeline.ts';
+import type { WireFormat } from '../../providers/provider.ts';
+import type { AppContext } from '../app-context.ts';
+import type { ChatBinding } from '../chat-binder.ts';
+import { buildContext } from './build-context.ts';
+import { forward, type ForwardProgress } from './forward.ts';
+import { readCall, type ModelCall, type ModelRoute } from './read-call.ts';
+import { respond, respondToFailure } from './respond.ts';
+
+export type { ModelRoute };
+
+/** Handles the model routes: POST /v1/chat/completions (openai) and POST /v1/messages (anthropic). */
+export function modelCallHandler(app: AppContext, format: WireFormat, route: ModelRoute) {
+  return async function modelCall(req: Request, res: Response): Promise<void> {
+    const call = readCall(app, req, res, format, route);
+    const binding = await bindChat(app, call, res);
+    const ctx = buildContext(app, call, binding);
+    await runPipeline(ctx);
+    const progress: ForwardProgress = { attempts: 0, retries: 0 };
+    let result;
+    try {
+      result = await forward(app, call, ctx, progress);
+    } catch (e) {
+      return respondToFailure(app, call, ctx, binding, res, e, progress);
+    }
+    await respond(app, call, ctx, binding, res, result);
+  };
+}
+
+/** Stage 2: finds (or creates, or branches) the chat and appends what the client sent. */
+async function bindChat(app: AppContext, call: ModelCall, res: Response): Promise<ChatBinding> {
+  const binding = await app.chats.bind({
+    requestId: call.requestId,
+    startedAt: call.startedAt,
+    adapter: call.adapter,
+    providerName: call.provider.config.name,
+    body: call.body,
+    headers: call.headers,
+    caller: call.caller,
+  });
+  res.setHeader('x-session-id', binding.chatId);
+  call.log = call.log.child({ chatId: binding.chatId });
+  return binding;
+}

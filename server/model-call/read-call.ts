@@ -1,0 +1,97 @@
+/**
+ * Stage 1 of a model call: read the request at the edge. Parses and checks the body, finds the
+ * provider serving the model, and wires an abort that fires when the client goes away.
+ */
+import type { Request, Response } from 'express';
+import { randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { z } from 'zod';
+import { OdaError } from '../../lib/errors.ts';
+import type { FormatAdapter, WireFormat } from '../../providers/provider.ts';
+import { FORMATS, type ResolvedProvider } from '../../providers/registry.ts';
+import type { AppContext } from '../app-context.ts';
+import type { Caller } from '../auth.ts';
+import { parseJsonBody } from '../json-body.ts';
+import type { Logger } from '../logger.ts';
+
+/** The route a model call came in on: its fixed path and the query parameters it forwards. */
+export interface ModelRoute {
+  path: string;
+  query?: Readonly<Record<string, readonly string[]>>;
+}
+
+/** What the edge knows of one model call; every later stage reads it. */
+export interface ModelCall {
+  readonly requestId: string;
+  readonly startedAt: number;
+  readonly route: ModelRoute;
+  readonly adapter: FormatAdapter;
+  readonly provider: ResolvedProvider;
+  readonly model: string;
+  /** The body as the client sent it (bytes) and parsed. */
+  readonly raw: Buffer;
+  readonly body: Record<string, unknown>;
+  readonly headers: IncomingHttpHeaders;
+  readonly query: Readonly<Record<string, unknown>>;
+  readonly caller: Caller;
+  /** Aborted when the client goes away before the answer is complete. */
+  readonly abort: AbortController;
+  log: Logger;
+}
+
+const bodyShape = z.looseObject({
+  model: z.string({ error: 'model must be a string' }).min(1, 'model must not be empty'),
+  messages: z.array(z.unknown(), { error: 'messages must be an array' }),
+});
+
+/** Reads and checks a model call; throws a 400/404 in the endpoint's shape when it cannot go on. */
+export function readCall(
+  app: AppContext,
+  req: Request,
+  res: Response,
+  format: WireFormat,
+  route: ModelRoute,
+): ModelCall {
+  const requestId = (res.locals.requestId as string | undefined) ?? randomUUID();
+  const startedAt = app.clock.now();
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  const adapter = FORMATS[format];
+  const { raw, body } = parseJsonBody(req.body);
+  const shape = bodyShape.safeParse(body);
+  if (!shape.success) {
+    const issue = shape.error.issues[0]!;
+    throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, issue.message, {
+      param: issue.path.join('.') || null,
+    });
+  }
+  const model = shape.data.model;
+  const provider = app.registry.resolve(format, model);
+  if (!provider) {
+    throw new OdaError(
+      'ODA_ERR_NO_PROVIDER',
+      404,
+      `no configured ${format} provider serves model "${model}"`,
+      {
+        param: 'model',
+      },
+    );
+  }
+  return {
+    requestId,
+    startedAt,
+    route,
+    adapter,
+    provider,
+    model,
+    raw,
+    body,
+    headers: req.headers,
+    query: req.query as Record<string, unknown>,
+    caller: res.locals.caller as Caller,
+    abort,
+    log: app.logger.child({ reqId: requestId, provider: provider.config.name, model }),
+  };
+}

@@ -1,0 +1,131 @@
+/**
+ * Stage 6 of a model call: answer the client and log the answer. A success is delivered (streamed
+ * or whole) and logged before its last byte goes out; a refusal goes back as the provider sent it;
+ * an unreachable provider is the gateway's 502/504. Effect headers and `x-oda-attempts` go on every
+ * answer.
+ */
+import type { Response } from 'express';
+import type { CallContext } from '../../middleware/call-context.ts';
+import type { RepairLoopResult } from '../../middleware/repair-loop.ts';
+import { UpstreamError } from '../../providers/upstream-client.ts';
+import type { AppContext } from '../app-context.ts';
+import type { ChatBinding, ResponseRecord } from '../chat-binder.ts';
+import { deliverFailure, deliverSuccess } from '../deliver.ts';
+import { upstreamFailure } from '../upstream-failure.ts';
+import type { ForwardProgress } from './forward.ts';
+import type { ModelCall } from './read-call.ts';
+
+/** Answers a call whose repair loop returned. */
+export async function respond(
+  app: AppContext,
+  call: ModelCall,
+  ctx: CallContext,
+  binding: ChatBinding,
+  res: Response,
+  result: RepairLoopResult,
+): Promise<void> {
+  reportEffects(app, res, ctx, result.attempts);
+  if (!result.ok) {
+    call.log.info(
+      { status: result.res.status, attempts: result.attempts, retries: result.retries },
+      'provider refused',
+    );
+    await recordSafely(app, binding, {
+      status: result.res.status,
+      ok: false,
+      error: result.bodyText.slice(0, 2000),
+      attempts: result.attempts,
+      retries: result.retries,
+    });
+    deliverFailure(res, result);
+    return;
+  }
+  let outcome;
+  try {
+    outcome = await deliverSuccess(res, result.res, call.adapter, call.abort.signal, (o) =>
+      recordSafely(app, binding, {
+        status: result.res.status,
+        ok: o.complete,
+        attempts: result.attempts,
+        retries: result.retries,
+        response: o.response,
+        error: o.complete ? undefined : `${o.streamed ? 'stream' : 'answer'} ended before completion`,
+      }),
+    );
+  } catch (e) {
+    if (!(e instanceof UpstreamError)) throw e;
+    if (e.code === 'aborted') return;
+    throw upstreamFailure(e, call.provider.config.name);
+  }
+  call.log.info(
+    {
+      status: result.res.status,
+      attempts: result.attempts,
+      latencyMs: Math.round(app.clock.now() - call.startedAt),
+      streamed: outcome.streamed,
+    },
+    'model call done',
+  );
+}
+
+/** Answers a call whose repair loop threw (provider unreachable, a repair that could not be recorded). */
+export async function respondToFailure(
+  app: AppContext,
+  call: ModelCall,
+  ctx: CallContext,
+  binding: ChatBinding,
+  res: Response,
+  error: unknown,
+  progress: ForwardProgress,
+): Promise<void> {
+  const err = error instanceof UpstreamError ? error : undefined;
+  // What the mechanisms already did (and recorded) is still reported on the error response.
+  reportEffects(app, res, ctx, progress.attempts);
+  await recordSafely(app, binding, {
+    status: 0,
+    ok: false,
+    error: err?.message ?? String(error),
+    attempts: progress.attempts,
+    retries: progress.retries,
+  });
+  // A failed repair (e.g. a trim the log could not record) is the gateway's own error, not the provider's.
+  if (!err) throw error;
+  if (err.code === 'aborted') {
+    call.log.info('client went away before the provider answered');
+    return;
+  }
+  throw upstreamFailure(err, call.provider.config.name);
+}
+
+/** The answer is worth more than its log line: a failed append is logged, never thrown at the client. */
+async function recordSafely(app: AppContext, binding: ChatBinding, r: ResponseRecord): Promise<void> {
+  try {
+    await binding.recordResponse(r);
+  } catch (err) {
+    app.logger.error({ err }, 'could not append the response to the chat log');
+  }
+}
+
+/** Effect headers, `x-oda-attempts` and the mechanisms' metrics. */
+function reportEffects(app: AppContext, res: Response, ctx: CallContext, attempts: number): void {
+  const e = ctx.effects;
+  if (!res.headersSent) {
+    res.setHeader('x-oda-attempts', String(attempts));
+    if (e.trimmed > 0) res.setHeader('x-oda-trimmed', String(e.trimmed));
+    if (e.imagesSetAside > 0) res.setHeader('x-oda-images-set-aside', String(e.imagesSetAside));
+    if (e.pruned) res.setHeader('x-oda-pruned', `soft=${e.pruned.soft},cleared=${e.pruned.cleared}`);
+  }
+  if (e.trimmed) app.metrics.trimmedResults.inc(e.trimmed);
+  if (e.trimmedChars) app.metrics.trimmedChars.inc(e.trimmedChars);
+  if (e.imagesSetAside) app.metrics.imagesSetAside.inc(e.imagesSetAside);
+  if (e.imageRounds) app.metrics.imageRounds.inc(e.imageRounds);
+  if (e.pruned) {
+    app.metrics.pruned.inc({ action: 'soft' }, e.pruned.soft);
+    app.metrics.pruned.inc({ action: 'cleared' }, e.pruned.cleared);
+    app.metrics.prunedChars.inc(e.pruned.charsRemoved);
+  }
+  if (e.imageReplay.imagesRemoved)
+    app.metrics.imageReplayRemoved.inc({ kind: 'image' }, e.imageReplay.imagesRemoved);
+  if (e.imageReplay.referencesRemoved)
+    app.metrics.imageReplayRemoved.inc({ kind: 'reference' }, e.imageReplay.referencesRemoved);
+}
