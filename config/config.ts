@@ -24,12 +24,52 @@ const byteSizeSchema = z
   })
   .transform((v) => parseByteSize(v)!);
 
+/** A web origin as browsers send it in `Origin`: scheme://host[:port], no path. */
+const originSchema = z
+  .string()
+  .refine((v) => {
+    if (!URL.canParse(v)) return false;
+    const u = new URL(v);
+    return (
+      /^https?:$/.test(u.protocol) &&
+      u.pathname === '/' &&
+      !/^[a-z]+:\/\/[^/]*\/./i.test(v) &&
+      !u.search &&
+      !u.hash &&
+      !u.username &&
+      !u.password
+    );
+  }, 'expected an origin such as https://app.example.com (scheme, host and port only)')
+  .transform((v) => new URL(v).origin);
+
+/** Prompt caching for requests that ask for none (SPEC section 11): `auto` adds it, `off` never. */
+const promptCachingMode = z.enum(['auto', 'off']);
+/** A provider's own prompt-caching settings; unset keys follow the top-level `promptCaching`. */
+const providerPromptCachingSchema = z.strictObject({
+  mode: promptCachingMode.optional(),
+  /**
+   * Anthropic format: `breakpoints` (explicit `cache_control` on blocks, accepted wherever Anthropic's
+   * prompt caching is) or `automatic` (Anthropic's request-level `cache_control`).
+   */
+  style: z.enum(['breakpoints', 'automatic']).default('breakpoints'),
+  /** OpenAI format: the provider accepts `prompt_cache_key` (false for a server that refuses it). */
+  cacheKey: z.boolean().default(true),
+});
+
 const providerSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'expected 1-64 of A-Za-z0-9._-'),
   format: z.enum(['openai', 'anthropic']),
   baseUrl: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }),
   apiKey: z.string().min(1).optional(),
   models: z.array(z.string().min(1)).min(1).default(['*']),
+  /**
+   * The `anthropic-beta` values clients may send to this provider (names or `*` globs); unset: all.
+   * Betas not listed are removed from the header before it goes upstream.
+   */
+  anthropicBetas: z
+    .array(z.string().regex(/^[A-Za-z0-9._*-]{1,128}$/, 'expected a beta name or glob'))
+    .optional(),
+  promptCaching: providerPromptCachingSchema.prefault({}),
 });
 
 const modelFactsSchema = z.strictObject({
@@ -85,15 +125,22 @@ const pruningSchema = z
       .strictObject({
         enabled: z.boolean().default(true),
         keepTurns: nonNegInt.default(3),
+        /** On a warm cache the kept window moves only once more images than this are behind it. */
+        chunkImages: nonNegInt.default(10),
       })
       .prefault({}),
   })
   .prefault({});
 
 const teamSchema = z.strictObject({
-  name: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'expected 1-64 of A-Za-z0-9._-'),
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, 'expected 1-64 of A-Za-z0-9._-')
+    .refine((n) => n !== '.' && n !== '..', 'a team name cannot be . or .. (it names a folder)'),
   keys: z.array(z.string().regex(/^sha256:[0-9a-f]{64}$/, 'expected sha256:<64 lowercase hex>')).min(1),
   requestsPerMinute: z.number().int().positive().optional(),
+  /** Calls of this team in flight at once (over it: 429), so one team cannot take every connection. */
+  maxConcurrent: z.number().int().positive().default(32),
 });
 
 /** The whole configuration file; every section optional. */
@@ -104,6 +151,25 @@ export const configSchema = z.strictObject({
       port: z.number().int().min(0).max(65535).default(8080),
       bodyLimit: byteSizeSchema.default(50 * 1024 * 1024),
       shutdownGraceMs: nonNegInt.default(10_000),
+      /** Calls in flight in the whole gateway (over it: 429); also bounds the bodies held in memory. */
+      maxConcurrent: z.number().int().positive().default(256),
+      /** Open client connections; further ones are closed as they arrive. */
+      maxConnections: z.number().int().positive().default(1024),
+      /** Messages (or Responses `input` items) in one request (over it: 413). */
+      maxMessages: z.number().int().positive().default(10_000),
+      /** Images in one request (over it: 413). */
+      maxImagesPerRequest: nonNegInt.default(500),
+      /** Web origins (scheme://host[:port]) whose pages may call the gateway, besides its own. */
+      allowedOrigins: z.array(originSchema).default([]),
+      /** Host names a loopback-bound gateway answers besides localhost, 127.0.0.1 and [::1]. */
+      allowedHosts: z
+        .array(
+          z
+            .string()
+            .regex(/^[A-Za-z0-9.-]{1,253}$/, 'expected a host name without port, such as gateway.local')
+            .transform((h) => h.toLowerCase()),
+        )
+        .default([]),
     })
     .prefault({}),
   dataDir: z.string().min(1).default('./data'),
@@ -140,11 +206,20 @@ export const configSchema = z.strictObject({
       connectMs: z.number().int().positive().default(10_000),
       firstByteMs: z.number().int().positive().default(600_000),
       idleMs: z.number().int().positive().default(300_000),
+      /** Time for a request body to arrive whole (over it: 408 and the connection is closed). */
+      bodyMs: z.number().int().positive().default(30_000),
+    })
+    .prefault({}),
+  repairs: z
+    .strictObject({
+      /** Repair rounds (image set-aside, overflow trimming) per call at most. */
+      maxRounds: z.number().int().positive().max(100).default(8),
     })
     .prefault({}),
   pruning: pruningSchema,
   toolResultTrimming: toolResultTrimmingSchema.prefault({}),
   compaction: z.strictObject({ thresholdRatio: ratio.default(0.8) }).prefault({}),
+  promptCaching: z.strictObject({ mode: promptCachingMode.default('auto') }).prefault({}),
   teams: z.array(teamSchema).optional(),
   adminKeys: z
     .array(z.string().regex(/^sha256:[0-9a-f]{64}$/, 'expected sha256:<64 lowercase hex>'))
@@ -156,6 +231,7 @@ export type ConfigInput = z.input<typeof configSchema>;
 export type Config = z.output<typeof configSchema> & { attachmentsDir: string };
 export type ProviderConfig = Config['providers'][number];
 export type PruningConfig = Config['pruning'];
+export type PromptCachingConfig = Config['promptCaching'];
 export type TrimmingConfig = Config['toolResultTrimming'];
 
 /** Raised when configuration is invalid; the message names each key path and what is allowed. */
@@ -243,7 +319,62 @@ export function parseConfig(raw: unknown, opts: { baseDir?: string } = {}): Read
       throw new ConfigError(`invalid configuration:\nproviders: duplicate provider name "${p.name}"`);
     names.add(p.name);
   }
+  const problems = crossChecks(cfg);
+  if (problems.length > 0) throw new ConfigError(`invalid configuration:\n${problems.join('\n')}`);
   return deepFreeze({ ...cfg, dataDir, attachmentsDir });
+}
+
+/**
+ * Checks that span several keys (SPEC section 14): a gateway whose config would silently be less
+ * safe than it reads is refused at start, with the key path of each problem.
+ */
+function crossChecks(cfg: z.output<typeof configSchema>): string[] {
+  const problems: string[] = [];
+  const teams = cfg.teams ?? [];
+  if (teams.length === 0 && cfg.adminKeys.length > 0) {
+    problems.push(
+      'adminKeys: admin keys need teams; without teams the gateway is open to anyone who can reach it, ' +
+        'so an admin key would protect nothing (add teams, or remove adminKeys)',
+    );
+  }
+  const teamNames = new Map<string, number>();
+  teams.forEach((t, i) => {
+    const first = teamNames.get(t.name.toLowerCase());
+    if (first !== undefined) {
+      problems.push(
+        `teams.${i}.name: duplicate team name "${t.name}" (teams.${first}.name; names are compared without case)`,
+      );
+    } else teamNames.set(t.name.toLowerCase(), i);
+    if (t.maxConcurrent >= cfg.server.maxConcurrent) {
+      problems.push(
+        `teams.${i}.maxConcurrent: ${t.maxConcurrent} must be below server.maxConcurrent (${cfg.server.maxConcurrent}), ` +
+          'so one team cannot take every upstream connection',
+      );
+    }
+  });
+  const keys = new Map<string, string>();
+  const listKey = (key: string, where: string) => {
+    const first = keys.get(key);
+    if (first !== undefined) problems.push(`${where}: this key is listed twice (also at ${first})`);
+    else keys.set(key, where);
+  };
+  teams.forEach((t, i) => t.keys.forEach((k, j) => listKey(k, `teams.${i}.keys.${j}`)));
+  cfg.adminKeys.forEach((k, i) => listKey(k, `adminKeys.${i}`));
+  cfg.providers.forEach((p, i) => {
+    const url = new URL(p.baseUrl);
+    if (url.username || url.password) {
+      problems.push(
+        `providers.${i}.baseUrl: must not hold user info (user:password@); put a provider key in apiKey`,
+      );
+    }
+    if (url.search || p.baseUrl.includes('?')) {
+      problems.push(`providers.${i}.baseUrl: must not hold a query string`);
+    }
+    if (url.hash || p.baseUrl.includes('#')) {
+      problems.push(`providers.${i}.baseUrl: must not hold a fragment (#...)`);
+    }
+  });
+  return problems;
 }
 
 /**

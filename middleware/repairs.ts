@@ -10,14 +10,23 @@ import { trimAndRecord } from './tool-result-trimming/compaction-trim-step.ts';
 
 export function buildRepairs(ctx: CallContext): RepairHooks {
   let imageRound = 0;
+  // Repair rounds of this call, both kinds; at most repairs.maxRounds (SPEC section 14).
+  let rounds = 0;
+  const maxRounds = ctx.config.repairs.maxRounds;
+  // Images the previous image round took out; a refusal that names no count takes twice as many.
+  let lastRemoved = 0;
   return {
     async imageLimit(refusal) {
-      const chosen = chooseImagesToSetAside(ctx.view, refusal);
+      if (rounds >= maxRounds) return false;
+      const before = ctx.view.images().length;
+      const chosen = chooseImagesToSetAside(ctx.view, refusal, lastRemoved * 2);
       if (chosen.length === 0) return false;
       const decisions = setAsideImages(ctx.view, chosen, ctx.imageOrdinals, (image, key) =>
         ctx.describeImage(image, key),
       );
       if (decisions.length === 0) return false;
+      rounds++;
+      lastRemoved = before - ctx.view.images().length;
       imageRound++;
       await ctx.record(
         decisions.map((d) => ({
@@ -32,7 +41,10 @@ export function buildRepairs(ctx: CallContext): RepairHooks {
       return true;
     },
     async contextOverflow() {
-      return (await trimAndRecord(ctx, 'overflow')) > 0;
+      if (rounds >= maxRounds) return false;
+      const changed = (await trimAndRecord(ctx, 'overflow')) > 0;
+      if (changed) rounds++;
+      return changed;
     },
   };
 }

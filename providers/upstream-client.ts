@@ -4,7 +4,8 @@
  */
 import { Agent, request, errors as undiciErrors } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
+import { secretMasker } from '../lib/mask-secrets.ts';
 
 export interface UpstreamTimeouts {
   connectMs: number;
@@ -21,7 +22,7 @@ export interface UpstreamResponse {
 /** Why an upstream call failed before a status arrived; stable codes for the repair loop. */
 export class UpstreamError extends Error {
   constructor(
-    readonly code: 'connect' | 'timeout' | 'reset' | 'aborted',
+    readonly code: 'connect' | 'timeout' | 'reset' | 'aborted' | 'redirect',
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -30,22 +31,43 @@ export class UpstreamError extends Error {
   }
 }
 
+export interface UpstreamClientOptions {
+  /** Connections per provider origin; keep it above any team's share of calls (SPEC section 14). */
+  connections?: number;
+  /** Secrets (the configured provider keys) masked in error bodies before anyone reads them. */
+  secrets?: readonly (string | undefined)[];
+}
+
+/** A body already read whole, as a stream that also answers `text()`. */
+function bodyOfText(text: string): UpstreamResponse['body'] {
+  return Object.assign(Readable.from([Buffer.from(text, 'utf8')]), { text: async () => text });
+}
+
 export class UpstreamClient {
   private readonly agent: Agent;
+  private readonly mask: (text: string) => string;
 
-  constructor(private readonly timeouts: UpstreamTimeouts) {
+  constructor(
+    private readonly timeouts: UpstreamTimeouts,
+    opts: UpstreamClientOptions = {},
+  ) {
+    this.mask = secretMasker(opts.secrets ?? []);
     this.agent = new Agent({
       connect: { timeout: timeouts.connectMs },
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 600_000,
-      connections: 256,
+      connections: opts.connections ?? 256,
       pipelining: 1,
       headersTimeout: timeouts.firstByteMs,
       bodyTimeout: timeouts.idleMs,
     });
   }
 
-  /** POSTs (or GETs) `body` to `url`; throws UpstreamError for connection failures and timeouts. */
+  /**
+   * POSTs (or GETs) `body` to `url`; throws UpstreamError for connection failures, timeouts and
+   * redirects (a provider answer never sends the client elsewhere: the route answers 502). The body
+   * of an answer that is not a 2xx is read here and given back with the provider keys masked.
+   */
   async send(opts: {
     url: string;
     method?: 'POST' | 'GET';
@@ -63,7 +85,19 @@ export class UpstreamClient {
         headersTimeout: this.timeouts.firstByteMs,
         bodyTimeout: this.timeouts.idleMs,
       });
-      return { status: res.statusCode, headers: res.headers as IncomingHttpHeaders, body: res.body };
+      const headers = res.headers as IncomingHttpHeaders;
+      if (res.statusCode >= 300 && res.statusCode < 400) {
+        await res.body.dump().catch(() => undefined);
+        throw new UpstreamError(
+          'redirect',
+          `the provider answered ${res.statusCode} (a redirect), which the gateway does not follow`,
+        );
+      }
+      if (res.statusCode >= 200 && res.statusCode < 300) {
+        return { status: res.statusCode, headers, body: res.body };
+      }
+      const text = this.mask(await res.body.text());
+      return { status: res.statusCode, headers, body: bodyOfText(text) };
     } catch (e) {
       throw toUpstreamError(e);
     }

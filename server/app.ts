@@ -15,10 +15,14 @@ import { AttachmentStore } from '../chat-log/attachments.ts';
 import { ChatLog } from '../chat-log/chat-log.ts';
 import type { AppContext } from './app-context.ts';
 import { authenticate } from './auth.ts';
+import { bodyDeadline } from './body-deadline.ts';
+import { jsonContentTypeOnly } from './content-type-guard.ts';
+import { fairShare } from './fair-share.ts';
+import { originGuard } from './origin-guard.ts';
 import { ChatBinder } from './chat-binder.ts';
 import type { Config } from '../config/config.ts';
 import { errorHandler } from './error-handler.ts';
-import { jsonLimits } from './json-limits.ts';
+import { DEFAULT_JSON_LIMITS, jsonLimits } from './json-limits.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Metrics } from './metrics.ts';
 import { MemoryRateCounter, RedisRateCounter, rateLimit, type RateCounter } from './rate-limit.ts';
@@ -91,7 +95,11 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     clock,
     metrics: deps.metrics ?? new Metrics(),
     registry: new ProviderRegistry(config.providers),
-    upstream: new UpstreamClient(config.timeouts),
+    upstream: new UpstreamClient(config.timeouts, {
+      // Room for every call the gateway lets in, plus the uncounted reads (models, stored responses).
+      connections: config.server.maxConcurrent + 64,
+      secrets: config.providers.map((p) => p.apiKey),
+    }),
     chatLog,
     chats: new ChatBinder(chatLog, config, clock),
     sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
@@ -136,13 +144,31 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     }
     next();
   });
+  // Hardening for a shared gateway (SPEC section 14): browsers' pages and rebound names first.
+  app.use(
+    originGuard({
+      listenHost: config.server.host,
+      allowedOrigins: config.server.allowedOrigins,
+      allowedHosts: config.server.allowedHosts,
+    }),
+  );
+  app.use(bodyDeadline(config.timeouts.bodyMs, logger));
   app.use(healthRoutes(context));
   app.use(metricsRoutes(context));
   app.use(openapiRoutes());
   app.use(authenticate(config));
   app.use(rateLimit(config, rateCounter(backend), clock));
+  app.use(jsonContentTypeOnly());
+  // A slot per call before its body is read: bodies in memory are bounded by server.maxConcurrent.
+  app.use(fairShare(config));
   app.use(express.raw({ type: () => true, limit: config.server.bodyLimit }));
-  app.use(jsonLimits());
+  app.use(
+    jsonLimits({
+      ...DEFAULT_JSON_LIMITS,
+      maxMessages: config.server.maxMessages,
+      maxImages: config.server.maxImagesPerRequest,
+    }),
+  );
   app.use(chatCompletionsRoutes(context));
   app.use(messagesRoutes(context));
   app.use(countTokensRoutes(context));

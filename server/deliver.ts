@@ -14,12 +14,29 @@ const SKIP = new Set([
   'content-encoding',
   'date',
   'server',
+  // The provider's host, not the gateway's: no cookies, no alternative services, no HSTS pinning
+  // of the gateway's name (SPEC section 14).
+  'set-cookie',
+  'set-cookie2',
+  'alt-svc',
+  'strict-transport-security',
+  'proxy-authenticate',
+  'upgrade',
+  'trailer',
 ]);
 
-/** Copies a provider's response headers, less hop-by-hop and length/encoding ones. */
+/** The gateway's own headers (SPEC section 14): a provider answer can never set or overwrite them. */
+function gatewayOwned(name: string): boolean {
+  return name.startsWith('x-oda-') || name === 'x-session-id';
+}
+
+/**
+ * Copies a provider's response headers, less hop-by-hop and length/encoding ones, cookies, and the
+ * gateway's own headers (those already set stay as the gateway set them).
+ */
 export function copyHeaders(res: Response, headers: IncomingHttpHeaders): void {
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || SKIP.has(name)) continue;
+    if (value === undefined || SKIP.has(name) || gatewayOwned(name)) continue;
     res.setHeader(name, value);
   }
 }

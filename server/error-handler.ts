@@ -71,6 +71,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       res.destroy();
       return;
     }
+    // Refused before its body was in (401, 413, 429...): close instead of draining the rest.
+    if (!req.complete) res.setHeader('connection', 'close');
     sendError(req, res, oda);
   };
 }

@@ -1,9 +1,14 @@
 /**
  * Structural limits on JSON bodies, checked on the raw bytes before anything parses or walks them.
  * The body limit bounds bytes, but not the work a body causes: 100k levels of `[` overflow the
- * recursive steps after JSON.parse (a 500 instead of a clear 400), and millions of tiny values keep
- * the event loop busy for seconds while the log checks them (every other request waits). Real
- * requests nest a few dozen levels and hold well under 100k values; these limits leave a wide margin.
+ * recursive steps after JSON.parse (a 500 instead of a clear 400), millions of tiny values keep the
+ * event loop busy for seconds while the log checks them (every other request waits), and hundreds
+ * of thousands of short messages, or tens of thousands of tiny "images", multiply the per-message
+ * and per-image work (SPEC section 14). Real requests nest a few dozen levels and hold well under
+ * these counts; the limits leave a wide margin.
+ *
+ * The scan runs in slices and yields to the event loop between them, so a 50 MB body never holds
+ * up `/healthz` or other requests for the whole of its scan.
  */
 import type { RequestHandler } from 'express';
 import { OdaError } from '../lib/errors.ts';
@@ -13,9 +18,21 @@ export interface JsonLimits {
   maxDepth: number;
   /** Most values (containers, members and elements) in one body. */
   maxValues: number;
+  /** Most elements of the top-level `messages` (or Responses `input`) array. */
+  maxMessages: number;
+  /** Most image parts anywhere in the body. */
+  maxImages: number;
 }
 
-export const DEFAULT_JSON_LIMITS: JsonLimits = { maxDepth: 256, maxValues: 1_000_000 };
+export const DEFAULT_JSON_LIMITS: JsonLimits = {
+  maxDepth: 256,
+  maxValues: 1_000_000,
+  maxMessages: 10_000,
+  maxImages: 500,
+};
+
+/** Which limit a body passes first. */
+export type JsonLimitExceeded = 'depth' | 'values' | 'messages' | 'images';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -24,6 +41,9 @@ const OPEN_ARRAY = 0x5b;
 const CLOSE_OBJECT = 0x7d;
 const CLOSE_ARRAY = 0x5d;
 const COMMA = 0x2c;
+const COLON = 0x3a;
+
+const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 
 /** Index of the quote that closes the string opened at `open` (the end of the text when none). */
 function endOfString(bytes: Uint8Array, open: number): number {
@@ -37,45 +57,201 @@ function endOfString(bytes: Uint8Array, open: number): number {
   }
 }
 
+/** Keys whose values the scan looks at. */
+const KEY_TYPE = 1;
+const KEY_MESSAGES = 2;
+const KEY_OTHER = 0;
+
 /**
- * Scans JSON text (without parsing it) for the first limit it passes: `depth` or `values`.
- * Values are counted as containers plus separators, which is within one of the true count.
- * Malformed text is left for JSON.parse to refuse with its own message.
+ * The `type` values of image parts in the three wire formats: Anthropic `image`, Chat Completions
+ * `image_url`, Responses `input_image` and computer-use `computer_screenshot`.
  */
-export function exceededJsonLimit(bytes: Uint8Array, limits: JsonLimits): 'depth' | 'values' | undefined {
-  let depth = 0;
-  let values = 0;
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i]!;
-    if (b === QUOTE) {
-      i = endOfString(bytes, i);
-      continue;
-    }
-    if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
-      if (++depth > limits.maxDepth) return 'depth';
-      if (++values > limits.maxValues) return 'values';
-    } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) depth--;
-    else if (b === COMMA && ++values > limits.maxValues) return 'values';
+const IMAGE_TYPES = new Set(['image', 'image_url', 'input_image', 'computer_screenshot']);
+const LONGEST_IMAGE_TYPE = Math.max(...[...IMAGE_TYPES].map((t) => t.length));
+
+/** The text of the string between quotes `open` and `close`, decoding escapes only when present. */
+function stringText(bytes: Uint8Array, open: number, close: number): string | undefined {
+  const inner = Buffer.from(bytes.buffer, bytes.byteOffset + open + 1, Math.max(0, close - open - 1));
+  if (!inner.includes(BACKSLASH)) return inner.toString('latin1');
+  try {
+    return JSON.parse(`"${inner.toString('utf8')}"`) as string;
+  } catch {
+    return undefined;
   }
-  return undefined;
 }
 
-/** Express middleware (after the raw body parser): 400 for too deep, 413 for too many values. */
+/**
+ * A resumable scan of JSON text (without parsing it) for the first limit it passes. Values are
+ * counted as containers plus separators, which is within one of the true count. Messages are the
+ * elements of a top-level `messages` or `input` array; images the parts whose `type` is an image
+ * type. Malformed text is left for JSON.parse to refuse with its own message.
+ */
+export class JsonShapeScan {
+  private at = 0;
+  private depth = 0;
+  private values = 0;
+  /** Per depth: true when the container there is an object. */
+  private readonly objects: Uint8Array;
+  /** In an object, the next string is a key. */
+  private expectKey = false;
+  private lastKey = KEY_OTHER;
+  /** Depth of the messages array being counted (0: none), and whether an element may start now. */
+  private messagesDepth = 0;
+  private awaitingElement = false;
+  private messagesNow = 0;
+  /** Most messages seen in one top-level array, and images seen. */
+  messages = 0;
+  images = 0;
+  exceeded: JsonLimitExceeded | undefined;
+
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly limits: JsonLimits,
+  ) {
+    this.objects = new Uint8Array(limits.maxDepth + 2);
+  }
+
+  /** True once the whole text is scanned or a limit is passed. */
+  get done(): boolean {
+    return this.exceeded !== undefined || this.at >= this.bytes.length;
+  }
+
+  /** Scans on until about `budget` more bytes are done (a string is never cut). */
+  step(budget: number): void {
+    const bytes = this.bytes;
+    const stop = Math.min(bytes.length, this.at + budget);
+    const limits = this.limits;
+    let i = this.at;
+    for (; i < stop && this.exceeded === undefined; i++) {
+      const b = bytes[i]!;
+      if (isSpace(b) || b === COLON) continue;
+      if (this.messagesDepth !== 0 && this.depth === this.messagesDepth) {
+        if (b === COMMA) {
+          this.awaitingElement = true;
+        } else if (b === CLOSE_ARRAY) {
+          this.messagesDepth = 0;
+        } else if (this.awaitingElement) {
+          this.awaitingElement = false;
+          if (++this.messagesNow > this.messages) this.messages = this.messagesNow;
+          if (this.messages > limits.maxMessages) this.exceeded = 'messages';
+        }
+      }
+      if (b === QUOTE) {
+        const close = endOfString(bytes, i);
+        if (this.expectKey) {
+          this.expectKey = false;
+          this.lastKey = this.classifyKey(i, close);
+        } else if (this.lastKey === KEY_TYPE) {
+          this.lastKey = KEY_OTHER;
+          if (close - i - 1 <= LONGEST_IMAGE_TYPE && IMAGE_TYPES.has(stringText(bytes, i, close) ?? '')) {
+            if (++this.images > limits.maxImages) this.exceeded = 'images';
+          }
+        }
+        i = close;
+        continue;
+      }
+      if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
+        const startsMessages =
+          b === OPEN_ARRAY && this.depth === 1 && this.objects[1] === 1 && this.lastKey === KEY_MESSAGES;
+        this.lastKey = KEY_OTHER;
+        if (++this.depth > limits.maxDepth) this.exceeded = 'depth';
+        else if (++this.values > limits.maxValues) this.exceeded = 'values';
+        else {
+          this.objects[this.depth] = b === OPEN_OBJECT ? 1 : 0;
+          this.expectKey = b === OPEN_OBJECT;
+          if (startsMessages) {
+            this.messagesDepth = this.depth;
+            this.awaitingElement = true;
+            this.messagesNow = 0;
+          }
+        }
+      } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
+        this.depth--;
+        this.lastKey = KEY_OTHER;
+        this.expectKey = false;
+      } else if (b === COMMA) {
+        if (++this.values > limits.maxValues) this.exceeded = 'values';
+        this.expectKey = this.depth > 0 && this.objects[this.depth] === 1;
+        this.lastKey = KEY_OTHER;
+      }
+    }
+    this.at = i;
+  }
+
+  private classifyKey(open: number, close: number): number {
+    const length = close - open - 1;
+    // Cheap first: only keys of the right length (or with escapes) can be one we look for.
+    const escaped = this.bytes.subarray(open + 1, close).includes(BACKSLASH);
+    if (!escaped && length !== 4 && length !== 8 && length !== 5) return KEY_OTHER;
+    const key = stringText(this.bytes, open, close);
+    if (key === 'type') return KEY_TYPE;
+    if (this.depth === 1 && (key === 'messages' || key === 'input')) return KEY_MESSAGES;
+    return KEY_OTHER;
+  }
+}
+
+/** Scans `bytes` in one go and returns the first limit passed (for tests and small bodies). */
+export function exceededJsonLimit(
+  bytes: Uint8Array,
+  limits: Partial<JsonLimits> & Pick<JsonLimits, 'maxDepth' | 'maxValues'>,
+): JsonLimitExceeded | undefined {
+  const scan = new JsonShapeScan(bytes, { ...DEFAULT_JSON_LIMITS, ...limits });
+  scan.step(bytes.length);
+  return scan.exceeded;
+}
+
+/** Bytes scanned between two yields to the event loop. */
+const SLICE_BYTES = 1 << 20;
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Scans `bytes` a slice at a time, letting other work run between slices. */
+export async function scanJsonShape(bytes: Uint8Array, limits: JsonLimits): Promise<JsonShapeScan> {
+  const scan = new JsonShapeScan(bytes, limits);
+  for (;;) {
+    scan.step(SLICE_BYTES);
+    if (scan.done) return scan;
+    await nextTurn();
+  }
+}
+
+/**
+ * Express middleware (after the raw body parser): 400 for too deep; 413 for too many values,
+ * messages (`server.maxMessages`) or images (`server.maxImagesPerRequest`).
+ */
 export function jsonLimits(limits: JsonLimits = DEFAULT_JSON_LIMITS): RequestHandler {
-  return function checkJsonLimits(req, _res, next) {
+  return async function checkJsonLimits(req, _res, next) {
     const body: unknown = req.body;
     if (!Buffer.isBuffer(body) || body.length === 0) return next();
-    const exceeded = exceededJsonLimit(body, limits);
-    if (exceeded === 'depth') {
-      throw new OdaError('ODA_ERR_BAD_JSON', 400, `request body nests deeper than ${limits.maxDepth} levels`);
+    const scan = await scanJsonShape(body, limits);
+    switch (scan.exceeded) {
+      case 'depth':
+        throw new OdaError(
+          'ODA_ERR_BAD_JSON',
+          400,
+          `request body nests deeper than ${limits.maxDepth} levels`,
+        );
+      case 'values':
+        throw new OdaError(
+          'ODA_ERR_BODY_TOO_LARGE',
+          413,
+          `request body holds more than ${limits.maxValues} JSON values`,
+        );
+      case 'messages':
+        throw new OdaError(
+          'ODA_ERR_BODY_TOO_LARGE',
+          413,
+          `request holds more than ${limits.maxMessages} messages (server.maxMessages)`,
+          { param: 'messages' },
+        );
+      case 'images':
+        throw new OdaError(
+          'ODA_ERR_BODY_TOO_LARGE',
+          413,
+          `request holds more than ${limits.maxImages} images (server.maxImagesPerRequest)`,
+        );
+      default:
+        next();
     }
-    if (exceeded === 'values') {
-      throw new OdaError(
-        'ODA_ERR_BODY_TOO_LARGE',
-        413,
-        `request body holds more than ${limits.maxValues} JSON values`,
-      );
-    }
-    next();
   };
 }

@@ -6,8 +6,8 @@
  */
 import type { Server } from 'node:http';
 import { createApp } from './app.ts';
-import { answerClientErrors } from './client-error.ts';
 import { ConfigError, loadConfig } from '../config/config.ts';
+import { listenGateway } from './listen.ts';
 import { createLogger } from './logger.ts';
 
 function configPathFromArgs(argv: string[]): string | undefined {
@@ -30,26 +30,11 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   const gateway = createApp(config, { logger });
-  const server: Server = gateway.app.listen(config.server.port, config.server.host);
-  answerClientErrors(server);
-  server.on('listening', () => {
-    const addr = server.address();
-    const where = typeof addr === 'object' && addr ? `${addr.address}:${addr.port}` : String(addr);
-    logger.info(
-      {
-        address: where,
-        providers: config.providers.map((p) => ({ name: p.name, format: p.format, baseUrl: p.baseUrl })),
-      },
-      `oda-gateway listening on http://${where}`,
-    );
-  });
+  const server: Server = listenGateway(gateway, config, logger);
   server.on('error', (err) => {
     logger.fatal({ err }, 'cannot listen');
     process.exit(1);
   });
-  // Long generations: no Node-level request timeout; upstream timeouts govern.
-  server.requestTimeout = 0;
-  server.headersTimeout = 60_000;
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -15,21 +15,25 @@ function samePath(a: WirePath, b: WirePath): boolean {
  * The images to set aside for `refusal`, oldest first; empty when no image is left to set aside.
  * - Counts stated ("N > M"): the oldest `max(images left, N) - M`, at least one, so one round is
  *   enough even when the provider counted more than the view sees.
- * - One image named (a per-image size or dimension error): that image when its path matches,
- *   otherwise the oldest.
- * - Otherwise: the single oldest.
+ * - Otherwise at least `atLeast` (the repairs pass twice the previous round's count, so a refusal
+ *   that never says how many is done in a few rounds, not one round per image): the image the
+ *   refusal names (a per-image size or dimension error) first when its path matches, then the
+ *   oldest.
  */
-export function chooseImagesToSetAside(view: RequestView, refusal: ImageLimitRefusal): ImageRef[] {
+export function chooseImagesToSetAside(
+  view: RequestView,
+  refusal: ImageLimitRefusal,
+  atLeast = 1,
+): ImageRef[] {
   const images = view.images();
   if (images.length === 0) return [];
   if (refusal.count) {
     const excess = Math.max(images.length, refusal.count.sent) - refusal.count.max;
     return images.slice(0, Math.min(images.length, Math.max(1, excess)));
   }
-  if (refusal.imagePath) {
-    const named = refusal.imagePath;
-    const match = images.find((image) => samePath(image.path, named));
-    if (match) return [match];
-  }
-  return images.slice(0, 1);
+  const want = Math.max(1, atLeast);
+  const named = refusal.imagePath;
+  const match = named ? images.find((image) => samePath(image.path, named)) : undefined;
+  if (!match) return images.slice(0, want);
+  return [match, ...images.filter((image) => image !== match).slice(0, want - 1)];
 }

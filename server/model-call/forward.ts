@@ -30,7 +30,13 @@ export async function forward(
     adapter.apiPath(call.route.path),
     forwardedQuery(call.query, call.route.query ?? {}),
   );
-  const headers = upstreamHeaders(call.headers, adapter, provider.config.apiKey, app.passThroughCredentials);
+  const headers = upstreamHeaders(
+    call.headers,
+    adapter,
+    provider.config.apiKey,
+    app.passThroughCredentials,
+    provider.config.anthropicBetas,
+  );
   return runRepairLoop({
     progress,
     send: async () => {

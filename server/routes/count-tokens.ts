@@ -34,7 +34,13 @@ export function countTokensRoutes(app: AppContext): Router {
     try {
       up = await app.upstream.send({
         url,
-        headers: upstreamHeaders(req.headers, adapter, provider.config.apiKey, app.passThroughCredentials),
+        headers: upstreamHeaders(
+          req.headers,
+          adapter,
+          provider.config.apiKey,
+          app.passThroughCredentials,
+          provider.config.anthropicBetas,
+        ),
         body: raw,
       });
     } catch (e) {

@@ -1,0 +1,78 @@
+/**
+ * Fair share of a shared gateway (SPEC section 14): at most `teams[].maxConcurrent` calls of one
+ * team and `server.maxConcurrent` calls in all are in flight at once. A call over either cap is a
+ * 429 in the endpoint's format with `retry-after: 1` (the SDKs wait and try again), before its body
+ * is read: one team holding hundreds of slow streams cannot take every upstream connection from the
+ * others, and at most `server.maxConcurrent` bodies of up to `server.bodyLimit` are held in memory.
+ *
+ * A call is a request that carries a body or changes something (every method but GET, HEAD and
+ * OPTIONS); reads (sessions, models, health) are not counted. The counts are per process.
+ */
+import type { RequestHandler } from 'express';
+import { OdaError } from '../lib/errors.ts';
+import type { Config } from '../config/config.ts';
+import type { Caller } from './auth.ts';
+
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** Counts of calls in flight, in all and per team. */
+export class InFlight {
+  private total = 0;
+  private readonly perTeam = new Map<string, number>();
+
+  constructor(
+    private readonly maxTotal: number,
+    private readonly teamLimits: ReadonlyMap<string, number>,
+  ) {}
+
+  /** Takes a slot for `team` (undefined: admins and open gateways), or says which cap is full. */
+  acquire(team: string | undefined): 'ok' | 'team' | 'gateway' {
+    const teamLimit = team === undefined ? undefined : this.teamLimits.get(team);
+    const teamCount = team === undefined ? 0 : (this.perTeam.get(team) ?? 0);
+    if (teamLimit !== undefined && teamCount >= teamLimit) return 'team';
+    if (this.total >= this.maxTotal) return 'gateway';
+    this.total++;
+    if (team !== undefined) this.perTeam.set(team, teamCount + 1);
+    return 'ok';
+  }
+
+  release(team: string | undefined): void {
+    this.total--;
+    if (team === undefined) return;
+    const n = (this.perTeam.get(team) ?? 1) - 1;
+    if (n <= 0) this.perTeam.delete(team);
+    else this.perTeam.set(team, n);
+  }
+
+  /** Calls in flight now: in all, or of one team. */
+  count(team?: string): number {
+    return team === undefined ? this.total : (this.perTeam.get(team) ?? 0);
+  }
+}
+
+/** Express middleware (after `authenticate`, before the body is read): a slot per call, or a 429. */
+export function fairShare(config: Pick<Config, 'teams' | 'server'>, inFlight?: InFlight): RequestHandler {
+  const limits = new Map((config.teams ?? []).map((t) => [t.name, t.maxConcurrent] as const));
+  const counts = inFlight ?? new InFlight(config.server.maxConcurrent, limits);
+  return function takeCallSlot(req, res, next) {
+    if (READS.has(req.method)) return next();
+    const team = (res.locals.caller as Caller | undefined)?.team;
+    const got = counts.acquire(team);
+    if (got !== 'ok') {
+      const message =
+        got === 'team'
+          ? `team "${team}" has ${limits.get(team!)} calls in flight, its limit (teams[].maxConcurrent); retry when one has finished`
+          : `the gateway has ${config.server.maxConcurrent} calls in flight, its limit (server.maxConcurrent); retry shortly`;
+      throw new OdaError('ODA_ERR_TOO_MANY_CALLS', 429, message, { headers: { 'retry-after': '1' } });
+    }
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      counts.release(team);
+    };
+    // 'close' fires once the answer is finished or the connection is gone, whichever comes first.
+    res.on('close', release);
+    next();
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * Puts a gateway on the network: the Node HTTP server with the connection bounds of SPEC section 14
+ * (`server.maxConnections`, a header deadline; the body deadline is `timeouts.bodyMs`, in the app),
+ * JSON answers to requests Node's parser refuses, and the start-up log line, which shows each
+ * provider's base URL as origin and path only and warns when an open gateway is not on loopback.
+ */
+import { createServer, type Server } from 'node:http';
+import type { Gateway } from './app.ts';
+import { answerClientErrors } from './client-error.ts';
+import type { Config } from '../config/config.ts';
+import type { Logger } from './logger.ts';
+import { isLoopbackHost } from './origin-guard.ts';
+
+/** Time for a client to send its request headers. */
+export const HEADERS_TIMEOUT_MS = 60_000;
+
+/** A provider's base URL as the logs show it: origin and path, never user info or query. */
+export function shownBaseUrl(baseUrl: string): string {
+  const url = new URL(baseUrl);
+  return `${url.origin}${url.pathname === '/' ? '' : url.pathname}`;
+}
+
+/** True when anyone who reaches the gateway can use it (no teams) and it listens beyond loopback. */
+export function openBeyondLoopback(config: Pick<Config, 'teams' | 'server'>): boolean {
+  return (config.teams ?? []).length === 0 && !isLoopbackHost(config.server.host);
+}
+
+/** A Node HTTP server for `gateway`, bounded per `config.server`; not listening yet. */
+export function createGatewayServer(gateway: Gateway, config: Readonly<Config>): Server {
+  const server = createServer(gateway.app);
+  answerClientErrors(server);
+  server.maxConnections = config.server.maxConnections;
+  // Long generations: no Node-level deadline on the whole exchange; upstream timeouts govern the
+  // answer and timeouts.bodyMs the request body.
+  server.requestTimeout = 0;
+  server.headersTimeout = HEADERS_TIMEOUT_MS;
+  return server;
+}
+
+/** Listens on `server.host`/`server.port` and logs where, with the warnings an operator needs. */
+export function listenGateway(gateway: Gateway, config: Readonly<Config>, logger: Logger): Server {
+  const server = createGatewayServer(gateway, config);
+  server.on('drop', () =>
+    logger.warn({ max: config.server.maxConnections }, 'connection refused: server.maxConnections reached'),
+  );
+  server.listen(config.server.port, config.server.host);
+  server.on('listening', () => {
+    const addr = server.address();
+    const where = typeof addr === 'object' && addr ? `${addr.address}:${addr.port}` : String(addr);
+    logger.info(
+      {
+        address: where,
+        providers: config.providers.map((p) => ({
+          name: p.name,
+          format: p.format,
+          baseUrl: shownBaseUrl(p.baseUrl),
+        })),
+      },
+      `oda-gateway listening on http://${where}`,
+    );
+    if (openBeyondLoopback(config)) {
+      logger.warn(
+        { host: config.server.host },
+        `open gateway (no teams) listening on ${config.server.host}, beyond loopback: anyone who can reach ` +
+          'this address can use it and the provider keys it holds; configure teams, or listen on 127.0.0.1',
+      );
+    }
+  });
+  return server;
+}
