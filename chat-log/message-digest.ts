@@ -5,10 +5,10 @@
  */
 import { canonicalJson } from './canonical-json.ts';
 import { sha256Hex } from '../lib/sha256.ts';
-import type { ContentPart, MessageEvent } from './format/v4.ts';
+import type { ContentPart, MessageEvent } from './format/current.ts';
 
-/** A message as the log holds it: a role and v4 content parts. */
-export type LogMessage = Pick<MessageEvent, 'role' | 'content'>;
+/** A message as the log holds it: a role, content parts, and its own wire fields when it has any. */
+export type LogMessage = Pick<MessageEvent, 'role' | 'content' | 'wire'>;
 
 type ImagePart = Extract<ContentPart, { kind: 'image' }>;
 
@@ -26,7 +26,12 @@ function canonicalPart(p: ContentPart): unknown {
   return p;
 }
 
-/** sha256 (hex) of the canonical JSON of a message's role and content. */
+/** sha256 (hex) of the canonical JSON of a message's role and content (and wire fields, when any). */
 export function messageDigest(message: LogMessage): string {
-  return sha256Hex(canonicalJson({ role: message.role, content: message.content.map(canonicalPart) }));
+  const content = message.content.map(canonicalPart);
+  return sha256Hex(
+    canonicalJson(
+      message.wire ? { role: message.role, content, wire: message.wire } : { role: message.role, content },
+    ),
+  );
 }

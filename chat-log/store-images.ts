@@ -6,7 +6,7 @@
  */
 import type { ImageSource } from './pending-message.ts';
 import type { NormalizedMessage, PendingContentPart, PendingImagePart } from './pending-message.ts';
-import type { ContentPart } from './format/v4.ts';
+import type { ContentPart } from './format/current.ts';
 import { isOdaError } from '../lib/errors.ts';
 import { decodeImageSource, type AttachmentStore } from './attachments.ts';
 import type { LogMessage } from './message-digest.ts';
@@ -50,7 +50,7 @@ export async function storeImages(
   for (const m of messages) {
     const content: ContentPart[] = [];
     for (const part of m.content) content.push(await storePart(attachments, part));
-    out.push({ role: m.role, content });
+    out.push(m.wire ? { role: m.role, content, wire: m.wire } : { role: m.role, content });
   }
   return out;
 }

@@ -9,7 +9,14 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatLog, ChatState, LogMessage } from '../chat-log/chat-log.ts';
 import { isChatId } from '../chat-log/chat-id.ts';
 import { describeImage, decodeImageSource } from '../chat-log/attachments.ts';
-import type { Event, NewEvent, ToolRef } from '../chat-log/format/v4.ts';
+import type {
+  Conversation,
+  Event,
+  Header,
+  Mechanisms,
+  NewEvent,
+  ToolRef,
+} from '../chat-log/format/current.ts';
 import { OdaError } from '../lib/errors.ts';
 import type { ChatDecisions } from '../middleware/call-context.ts';
 import type { ImageFacts } from '../middleware/image-set-aside/index.ts';
@@ -19,6 +26,8 @@ import type { Caller } from './auth.ts';
 import type { Config } from '../config/config.ts';
 import type { Clock } from '../lib/clock.ts';
 import { derivedSessionId, requestedSessionId } from './session-id.ts';
+import { placeInSession, sideChatId, subagentChatId, type ConversationPlace } from './conversations.ts';
+import { compactionOf } from './compaction.ts';
 import { scopedChatId, visibleTo } from './team-scope.ts';
 
 export interface BindInput {
@@ -29,6 +38,11 @@ export interface BindInput {
   body: Record<string, unknown>;
   headers: IncomingHttpHeaders;
   caller: Caller;
+  /**
+   * The chat a `previous_response_id` continues: the provider holds the history, the request sends
+   * only what follows it, so its messages are appended after the chat's.
+   */
+  continues?: string;
 }
 
 export interface ResponseRecord {
@@ -38,6 +52,8 @@ export interface ResponseRecord {
   retries: number;
   response?: NormalizedResponse;
   error?: string;
+  /** What the gateway's mechanisms did to the request (removals, image replay window). */
+  mechanisms?: Mechanisms;
 }
 
 export interface ChatBinding {
@@ -46,7 +62,8 @@ export interface ChatBinding {
   lastCacheTouchAt: number | undefined;
   describeImage(image: ImageRef, key: string): ImageFacts;
   record(events: NewEvent[]): Promise<void>;
-  recordResponse(r: ResponseRecord): Promise<void>;
+  /** Appends the answer and its response event; resolves to the chat they were logged in. */
+  recordResponse(r: ResponseRecord): Promise<string>;
 }
 
 function one(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -122,6 +139,9 @@ interface PrefixEntry {
   chatId: string;
 }
 
+/** Regenerations of one history get branches of their own up to this many; later ones share the last. */
+const MAX_REGENERATIONS = 16;
+
 const sameTools = (a: readonly ToolRef[], b: readonly ToolRef[]) =>
   a.length === b.length && a.every((t, i) => t.name === b[i]!.name && t.digest === b[i]!.digest);
 
@@ -141,17 +161,29 @@ export class ChatBinder {
   private readonly prefixes = new Map<string, PrefixEntry>();
 
   async bind(input: BindInput): Promise<ChatBinding> {
-    const wire = Array.isArray(input.body.messages) ? (input.body.messages as unknown[]) : [];
+    const wire = input.adapter.wireMessages(input.body);
     const requested = requestedSessionId(input.headers, input.body);
-    const baseId = scopedChatId(requested?.id ?? (await this.derivedId(input, wire)), input.caller);
+    const explicit = requested?.source === 'header' ? requested.id : undefined;
+    const sessionId =
+      explicit === undefined && input.continues !== undefined
+        ? input.continues
+        : scopedChatId(requested?.id ?? (await this.derivedId(input, wire)), input.caller);
     // Cheap refusals first, before any normalizing or attachment writing.
     const meta = headerMetadata(input.headers, input.caller);
+    const place: ConversationPlace =
+      input.continues !== undefined
+        ? { kind: 'main' }
+        : placeInSession(requested?.source, input.headers, input.adapter.requestTraits(input.body));
+    const baseId = await this.conversationChat(sessionId, place, input, wire, meta);
     // Only an admin-made or pre-teams chat can sit in a team's namespace; it is not the team's.
-    const existing = await this.chatLog.header(baseId);
-    if (existing && !visibleTo(existing.team, input.caller)) {
-      throw new OdaError('ODA_ERR_NOT_FOUND', 404, `no chat with id "${baseId}"`, { param: 'x-session-id' });
+    for (const id of new Set([sessionId, baseId])) {
+      const existing = await this.chatLog.header(id);
+      if (existing && !visibleTo(existing.team, input.caller)) {
+        throw new OdaError('ODA_ERR_NOT_FOUND', 404, `no chat with id "${id}"`, { param: 'x-session-id' });
+      }
     }
-    const cached = this.prefixes.get(baseId);
+    // A continuation by response id sends only new items: nothing to compare, all to append.
+    const cached = input.continues !== undefined ? undefined : this.prefixes.get(baseId);
     const hashes = wirePrefixHashes(wire, cached?.wireCount);
     const reuse = cached !== undefined && hashes.prefix === cached.hash;
     const normalized = input.adapter.normalizeRequest(input.body, {
@@ -161,13 +193,13 @@ export class ChatBinder {
     const digests = messages.map((m) => this.chatLog.messageDigest(m));
     const known = reuse ? cached.loggedCount : 0;
 
-    const request: NewEvent = {
+    const request: Extract<NewEvent, { type: 'request' }> = {
       type: 'request',
       requestId: input.requestId,
       format: input.adapter.format,
       provider: input.providerName,
       model: normalized.model,
-      settings: jsonSettings(input.body),
+      settings: jsonSettings(input.body, input.adapter),
       tools: normalized.tools,
       ...(normalized.system !== undefined
         ? { systemDigest: createHash('sha256').update(normalized.system).digest('hex') }
@@ -175,14 +207,52 @@ export class ChatBinder {
     };
     // A verified prefix may belong to a branch of the named chat: continue there directly.
     const start = reuse ? cached.chatId : baseId;
-    const { chatId, state } = await this.appendIncoming(start, meta, messages, digests, known, request);
-    this.rememberPrefix(baseId, {
-      wireCount: wire.length,
-      hash: hashes.full,
-      loggedCount: known + messages.length,
-      chatId,
-    });
-    return this.binding(chatId, state, input, known + messages.length);
+    const { chatId, state, answerAt } = await this.appendIncoming(
+      start,
+      meta,
+      messages,
+      digests,
+      known,
+      request,
+      0,
+      input.continues !== undefined,
+    );
+    // The wire messages stand for the chat's messages before the answer (after a compaction, the
+    // ones that replaced the summarised history).
+    if (input.continues === undefined)
+      this.rememberPrefix(baseId, {
+        wireCount: wire.length,
+        hash: hashes.full,
+        loggedCount: answerAt,
+        chatId,
+      });
+    return this.binding(chatId, state, input, answerAt);
+  }
+
+  /**
+   * The chat of the request's conversation in its session (SPEC section 10), with the header
+   * metadata a chat it creates gets: the main chat is the session's; a side request or a sub-agent
+   * gets a child chat whose header names the main chat as parent.
+   */
+  private async conversationChat(
+    sessionId: string,
+    place: ConversationPlace,
+    input: BindInput,
+    wire: readonly unknown[],
+    meta: Record<string, unknown>,
+  ): Promise<string> {
+    if (place.kind === 'main') {
+      meta.conversation = { kind: 'main', session: sessionId };
+      return sessionId;
+    }
+    meta.parent = sessionId;
+    if (place.kind === 'subagent') {
+      meta.conversation = { kind: 'subagent', session: sessionId, agentId: place.agentId };
+      return subagentChatId(sessionId, place.agentId);
+    }
+    meta.conversation = { kind: 'side', session: sessionId, purpose: place.purpose };
+    const root = await this.rootOf(input, wire);
+    return sideChatId(sessionId, place.purpose, [root.system, root.firstUserMessage]);
   }
 
   private rememberPrefix(id: string, entry: PrefixEntry): void {
@@ -191,16 +261,30 @@ export class ChatBinder {
     if (this.prefixes.size > 10_000) this.prefixes.delete(this.prefixes.keys().next().value as string);
   }
 
+  /** What a conversation is rooted in: the system prompt and the first user message's digest. */
+  private async rootOf(
+    input: BindInput,
+    wire: readonly unknown[],
+  ): Promise<{ system: string | undefined; firstUserMessage: string | undefined }> {
+    const firstUser = wire.findIndex((m) => (m as { role?: unknown } | null)?.role === 'user');
+    const head = input.adapter.normalizeRequest(
+      input.adapter.withWireMessages(input.body, wire.slice(0, firstUser + 1)),
+    );
+    const stored = await this.chatLog.storeImages(head.messages.filter((m) => m.role === 'user').slice(0, 1));
+    return {
+      system: head.system,
+      firstUserMessage: stored[0] ? this.chatLog.messageDigest(stored[0]) : undefined,
+    };
+  }
+
   /** The derived chat id: caller, format, system prompt and the first user message (SPEC section 2). */
   private async derivedId(input: BindInput, wire: readonly unknown[]): Promise<string> {
-    const firstUser = wire.findIndex((m) => (m as { role?: unknown } | null)?.role === 'user');
-    const head = input.adapter.normalizeRequest({ ...input.body, messages: wire.slice(0, firstUser + 1) });
-    const stored = await this.chatLog.storeImages(head.messages.filter((m) => m.role === 'user').slice(0, 1));
+    const root = await this.rootOf(input, wire);
     return derivedSessionId({
       caller: input.caller.identity,
       format: input.adapter.format,
-      system: head.system,
-      firstUserMessage: stored[0] ? this.chatLog.messageDigest(stored[0]) : undefined,
+      system: root.system,
+      firstUserMessage: root.firstUserMessage,
     });
   }
 
@@ -226,27 +310,60 @@ export class ChatBinder {
     known: number,
     request: Extract<NewEvent, { type: 'request' }>,
     depth = 0,
-  ): Promise<{ chatId: string; state: ChatState }> {
+    /** True when the incoming messages follow the whole logged history (a previous_response_id). */
+    appendAll = false,
+  ): Promise<{ chatId: string; state: ChatState; answerAt: number }> {
     await this.ensureChat(id, meta);
     const outcome = await this.chatLog.withChat(id, async (state) => {
       const logged = state.messages.messages;
+      if (appendAll) known = logged.length;
       // Position in the chat's messages: `known` are shared already; compare from there.
       let k = known;
       while (k < logged.length && k - known < digests.length && logged[k]!.digest === digests[k - known]) k++;
       const diverges = k < logged.length && k - known < digests.length;
-      if (diverges && depth < 8) {
+      // A history rebuilt from the chat's own summary continues the chat (SPEC section 10).
+      const replaced = diverges
+        ? await compactionOf(this.chatLog, id, logged, k, messages[k - known])
+        : undefined;
+      if (diverges && !replaced && depth < 8) {
         // Seed the branch with every event before the first logged message it does not share.
         const seedUntil = logged[k]!.seq;
-        const path = [...logged.slice(0, k).map((m) => m.digest), digests[k - known]!];
-        return { branch: { id: branchId(id, path), seedUntil, header: state.header } };
+        const prefix = logged.slice(0, k).map((m) => m.digest);
+        // A continuation of a regenerated answer goes on in the branch that answer was logged in.
+        const regenerated =
+          logged[k]!.role === 'model'
+            ? await this.regenerationWith(id, prefix, digests[k - known]!)
+            : undefined;
+        const path = [...prefix, digests[k - known]!];
+        return { branch: { id: regenerated ?? branchId(id, path), seedUntil, header: state.header } };
+      }
+      if (!diverges && k - known === digests.length && k < logged.length && depth < 8) {
+        // The log already answered this very history: the client asks for another answer. The
+        // exchange goes to a branch chosen now, so the answer's x-session-id (sent before a stream's
+        // first byte) names the chat it is logged in (SPEC section 2).
+        const prefix = logged.slice(0, k).map((m) => m.digest);
+        return {
+          branch: {
+            id: await this.freeRegeneration(id, prefix),
+            seedUntil: logged[k]!.seq,
+            header: state.header,
+          },
+        };
       }
       const fresh = messages.slice(k - known);
-      const events: NewEvent[] = fresh.map((m) => ({
-        type: 'message',
-        role: m.role,
-        content: m.content,
-        source: { kind: 'client' },
-      }));
+      const events: NewEvent[] = [];
+      if (replaced) {
+        events.push({ type: 'compaction', requestId: request.requestId, replaced, messages: fresh.length });
+      }
+      for (const m of fresh) {
+        events.push({
+          type: 'message',
+          role: m.role,
+          content: m.content,
+          ...(m.wire ? { wire: m.wire } : {}),
+          source: { kind: 'client' },
+        });
+      }
       const tools = request.tools;
       const lastTools = state.tools.last;
       if (lastTools && !sameTools(lastTools.tools, tools)) {
@@ -264,15 +381,52 @@ export class ChatBinder {
       await this.chatLog.append(id, events, state.count);
       // Messages, a tools change and a request event move neither the decisions nor the cache
       // clock, so the state read under the lock is still the one the pipeline needs.
-      return { state };
+      return { state, answerAt: k + fresh.length };
     });
-    if (outcome.state) return { chatId: id, state: outcome.state };
+    if (outcome.state) return { chatId: id, state: outcome.state, answerAt: outcome.answerAt };
     const { id: childId, seedUntil, header: parentHeader } = outcome.branch!;
     if (!(await this.chatLog.open(childId))) {
       const seed = seedUntil > 0 ? await this.chatLog.read(id, 0, seedUntil) : [];
-      await this.chatLog.createChat({ id: childId, ...meta, team: parentHeader.team, parent: id }, seed);
+      await this.chatLog.createChat(
+        {
+          id: childId,
+          ...meta,
+          team: parentHeader.team,
+          parent: id,
+          conversation: branchConversation(parentHeader, id),
+        },
+        seed,
+      );
     }
     return this.appendIncoming(childId, meta, messages, digests, known, request, depth + 1);
+  }
+
+  /** The branch of `id` for the n-th regenerated answer after the messages `prefix`. */
+  private regenerationId(id: string, prefix: readonly string[], n: number): string {
+    return branchId(id, [...prefix, `regenerate:${n}`]);
+  }
+
+  /** The first regeneration branch of `prefix` not made yet. */
+  private async freeRegeneration(id: string, prefix: readonly string[]): Promise<string> {
+    for (let n = 0; ; n++) {
+      const candidate = this.regenerationId(id, prefix, n);
+      if (n >= MAX_REGENERATIONS || !(await this.chatLog.header(candidate))) return candidate;
+    }
+  }
+
+  /** The regeneration branch of `prefix` whose answer has `answerDigest`, if one was logged. */
+  private async regenerationWith(
+    id: string,
+    prefix: readonly string[],
+    answerDigest: string,
+  ): Promise<string | undefined> {
+    for (let n = 0; n <= MAX_REGENERATIONS; n++) {
+      const candidate = this.regenerationId(id, prefix, n);
+      const state = await this.chatLog.open(candidate);
+      if (!state) return undefined;
+      if (state.messages.messages[prefix.length]?.digest === answerDigest) return candidate;
+    }
+    return undefined;
   }
 
   /** `answerAt`: the index, among the chat's messages, of the answer this request will get. */
@@ -282,6 +436,7 @@ export class ChatBinder {
       trims: Object.values(d.trims).sort((a, b) => a.seq - b.seq),
       setAside: Object.values(d.setAside).sort((a, b) => a.seq - b.seq),
       projection: d.pruning?.projection ?? [],
+      ...(d.imageReplay ? { imageReplayFrom: d.imageReplay.from } : {}),
     };
     const record = async (events: NewEvent[]) => {
       try {
@@ -323,7 +478,11 @@ export class ChatBinder {
       },
       record,
       async recordResponse(r) {
-        const message = r.response ? (await chatLog.storeImages([r.response.message]))[0]! : undefined;
+        // The answer as the log keeps it: one model message, or one per output item (Responses).
+        const answer = r.response
+          ? await chatLog.storeImages(r.response.messages ?? [r.response.message])
+          : [];
+        const digests = answer.map((m) => chatLog.messageDigest(m));
         const response: NewEvent = {
           type: 'response',
           requestId: input.requestId,
@@ -333,37 +492,38 @@ export class ChatBinder {
           ...(r.response?.model ? { model: r.response.model } : {}),
           ...(r.response?.stopReason ? { stopReason: r.response.stopReason } : {}),
           ...(r.response?.usage ? { usage: r.response.usage } : {}),
+          ...(r.response?.responseId ? { responseId: r.response.responseId } : {}),
           attempts: r.attempts,
           latencyMs: Math.max(0, Math.round(clock.now() - input.startedAt)),
           ...(r.error ? { error: r.error } : {}),
+          ...(r.mechanisms ? { mechanisms: r.mechanisms } : {}),
         };
+        const answerEvents = (): NewEvent[] =>
+          answer.map((m) => ({
+            type: 'message',
+            role: m.role,
+            content: m.content,
+            ...(m.wire ? { wire: m.wire } : {}),
+            source: { kind: 'provider' },
+          }));
         // Under the chat's lock, like the appends of incoming messages. The answer belongs right
         // after the history it answers (message `answerAt`). If the log already holds this very
         // answer there (a concurrent request's client sent it back), it is not logged twice; if it
-        // holds another answer there (a regenerated answer), this one starts a branch, exactly the
-        // branch a client continuing with it will be bound to.
+        // holds another answer there (two concurrent requests for one history), this one starts a
+        // branch, exactly the branch a client continuing with it will be bound to.
         const branch = await chatLog.withChat(chatId, async (latest) => {
           const logged = latest.messages.messages;
-          const digest = message ? chatLog.messageDigest(message) : undefined;
           const there = logged[answerAt];
-          if (message && there && there.digest !== digest) {
-            const path = [...logged.slice(0, answerAt).map((m) => m.digest), digest!];
+          if (answer.length && there && there.digest !== digests[0]) {
+            const path = [...logged.slice(0, answerAt).map((m) => m.digest), digests[0]!];
             return { id: branchId(chatId, path), seedUntil: there.seq, header: latest.header };
           }
-          const events: NewEvent[] = [];
-          if (message && !there) {
-            events.push({
-              type: 'message',
-              role: 'model',
-              content: message.content,
-              source: { kind: 'provider' },
-            });
-          }
+          const events = there ? [] : answerEvents();
           events.push(response);
           await chatLog.append(chatId, events, latest.count);
           return undefined;
         });
-        if (!branch || !message) return;
+        if (!branch) return chatId;
         if (!(await chatLog.open(branch.id))) {
           const seed = branch.seedUntil > 0 ? await chatLog.read(chatId, 0, branch.seedUntil) : [];
           const {
@@ -374,31 +534,38 @@ export class ChatBinder {
             inheritedEvents: _i,
             ...meta
           } = branch.header;
-          await chatLog.createChat({ ...meta, id: branch.id, parent: chatId }, seed);
+          await chatLog.createChat(
+            {
+              ...meta,
+              id: branch.id,
+              parent: chatId,
+              conversation: branchConversation(branch.header, chatId),
+            },
+            seed,
+          );
         }
         await chatLog.withChat(branch.id, async (latest) => {
-          const events: NewEvent[] = [];
-          if (!latest.messages.messages[answerAt]) {
-            events.push({
-              type: 'message',
-              role: 'model',
-              content: message.content,
-              source: { kind: 'provider' },
-            });
-          }
+          const events = latest.messages.messages[answerAt] ? [] : answerEvents();
           events.push(response);
           await chatLog.append(branch.id, events, latest.count);
         });
+        return branch.id;
       },
     };
   }
 }
 
-/** Every top-level field except messages, system, tools and model, as sent. */
-function jsonSettings(body: Record<string, unknown>): Record<string, JsonValue> {
+/** A branch belongs to the session of the chat it branches from. */
+function branchConversation(parent: Header, parentId: string): Conversation {
+  return { kind: 'branch', session: parent.conversation?.session ?? parentId };
+}
+
+/** Every top-level field except the wire list, system, tools and model, as sent. */
+function jsonSettings(body: Record<string, unknown>, adapter: FormatAdapter): Record<string, JsonValue> {
   const out: Record<string, JsonValue> = {};
+  const list = adapter.wireMessages(body);
   for (const [k, v] of Object.entries(body)) {
-    if (k === 'messages' || k === 'system' || k === 'tools' || k === 'model') continue;
+    if (v === list || k === 'messages' || k === 'system' || k === 'tools' || k === 'model') continue;
     out[k] = v as JsonValue;
   }
   return out;

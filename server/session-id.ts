@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { OdaError } from '../lib/errors.ts';
 import { isChatId } from '../chat-log/chat-id.ts';
+import { codexTurnMetadata } from './conversations.ts';
 
 export interface SessionIdSource {
   id: string;
@@ -23,6 +24,8 @@ const CLIENT_HEADERS: ReadonlyArray<[string, string]> = [
   ['x-claude-code-session-id', 'claude-code'],
   ['session-id', 'session'],
   ['session_id', 'session'],
+  // Older Codex releases name the conversation too; current ones say it in x-codex-turn-metadata.
+  ['conversation_id', 'session'],
   ['x-opencode-session', 'opencode'],
   ['x-session-affinity', 'affinity'],
 ];
@@ -45,6 +48,12 @@ function metadataSessionId(body: Record<string, unknown>): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The `session_id` inside Codex's `x-codex-turn-metadata` (JSON), when it parses. */
+function codexSessionId(headers: IncomingHttpHeaders): string | undefined {
+  const id = codexTurnMetadata(headers)?.session_id;
+  return typeof id === 'string' ? id : undefined;
 }
 
 /**
@@ -78,6 +87,8 @@ export function requestedSessionId(
     const id = namespaced(ns, one(headers, name));
     if (id) return { id, source: 'client' };
   }
+  const codex = namespaced('session', codexSessionId(headers));
+  if (codex) return { id: codex, source: 'client' };
   const pck = body.prompt_cache_key;
   const fromKey = typeof pck === 'string' ? namespaced('prompt-cache-key', pck) : undefined;
   if (fromKey) return { id: fromKey, source: 'client' };

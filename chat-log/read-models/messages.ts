@@ -1,13 +1,14 @@
 /**
- * Internal read model: the ordered digests of the logged conversation messages (roles user, model,
- * tool, developer) with their seq, so the gateway can tell which incoming messages are new and
- * where a history diverges from the log.
+ * Internal read model: the ordered digests of the logged conversation messages (every role: system
+ * and developer messages stand where they were sent) with their seq, so the gateway can tell which
+ * incoming messages are new and where a history diverges from the log. A compaction drops the
+ * messages its summary replaced: the history goes on from the summary-based messages.
  */
 import { z } from 'zod';
 import type { ReadModel } from './read-model.ts';
 import { messageDigest } from '../message-digest.ts';
 
-const conversationRole = z.enum(['user', 'model', 'tool', 'developer']);
+const conversationRole = z.enum(['user', 'model', 'tool', 'developer', 'system', 'other']);
 
 export const loggedMessage = z.strictObject({
   seq: z.number().int().nonnegative(),
@@ -21,7 +22,7 @@ export type MessagesState = z.infer<typeof messagesState>;
 
 export const messagesModel: ReadModel<MessagesState> = {
   name: 'messages',
-  version: 1,
+  version: 2,
   internal: true,
   schema: messagesState,
   initial: () => ({ messages: [] }),
@@ -31,6 +32,11 @@ export const messagesModel: ReadModel<MessagesState> = {
   applyBatch(state, events) {
     let messages: LoggedMessage[] | undefined;
     for (const event of events) {
+      if (event.type === 'compaction') {
+        const { fromSeq, toSeq } = event.replaced;
+        messages = (messages ?? state.messages).filter((m) => m.seq < fromSeq || m.seq > toSeq);
+        continue;
+      }
       if (event.type !== 'message') continue;
       const role = conversationRole.safeParse(event.role);
       if (!role.success) continue;

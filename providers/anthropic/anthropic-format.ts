@@ -1,4 +1,6 @@
 import type { FormatAdapter } from '../provider.ts';
+import { conversationMessageCount, messagesList, positiveInt } from '../wire-messages.ts';
+import { parseMessagesBody } from '../parse-body.ts';
 import { anthropicErrorBody } from './anthropic-error.ts';
 import { classifyAnthropicRefusal } from './anthropic-refusal-classifier.ts';
 import { createAnthropicRequestView } from './request-view.ts';
@@ -26,4 +28,16 @@ export const anthropicFormat: FormatAdapter = {
   authHeaders: (apiKey) => ({ 'x-api-key': apiKey }),
   // The base URL has no /v1 (as the SDK's); the route's path is appended whole.
   apiPath: (routePath) => routePath,
+  parseBody: parseMessagesBody,
+  ...messagesList,
+  requestTraits: (body) => {
+    const outputConfig = body.output_config as { format?: unknown } | undefined;
+    return {
+      tools: Array.isArray(body.tools) ? body.tools.length : 0,
+      messages: conversationMessageCount(messagesList.wireMessages(body)),
+      // Structured output: `output_config.format` (and the older beta's `output_format`).
+      structuredOutput: Boolean(outputConfig?.format ?? body.output_format),
+      maxTokens: positiveInt(body.max_tokens),
+    };
+  },
 };

@@ -1,4 +1,6 @@
 import type { FormatAdapter } from '../provider.ts';
+import { conversationMessageCount, messagesList, positiveInt } from '../wire-messages.ts';
+import { parseMessagesBody } from '../parse-body.ts';
 import { openaiErrorBody } from './openai-error.ts';
 import { classifyOpenaiRefusal } from './openai-refusal-classifier.ts';
 import { createOpenaiRequestView } from './request-view.ts';
@@ -25,4 +27,17 @@ export const openaiFormat: FormatAdapter = {
   authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
   // The base URL ends in /v1 (as the SDK's does); the gateway's routes start with /v1.
   apiPath: (routePath) => routePath.replace(/^\/v1(?=\/)/, ''),
+  parseBody: parseMessagesBody,
+  ...messagesList,
+  requestTraits: (body) => {
+    const format = (body.response_format as { type?: unknown } | undefined)?.type;
+    return {
+      tools:
+        (Array.isArray(body.tools) ? body.tools.length : 0) +
+        (Array.isArray(body.functions) ? body.functions.length : 0),
+      messages: conversationMessageCount(messagesList.wireMessages(body)),
+      structuredOutput: format === 'json_schema' || format === 'json_object',
+      maxTokens: positiveInt(body.max_completion_tokens) ?? positiveInt(body.max_tokens),
+    };
+  },
 };

@@ -9,6 +9,7 @@ import { buildRepairs } from '../../middleware/repairs.ts';
 import { buildUpstreamUrl, forwardedQuery } from '../../providers/upstream-url.ts';
 import type { AppContext } from '../app-context.ts';
 import { upstreamHeaders } from '../upstream-headers.ts';
+import { peekStreamStart } from './peek-stream.ts';
 import type { ModelCall } from './read-call.ts';
 
 /** Attempts and retries so far, kept up to date also when the loop throws. */
@@ -52,7 +53,7 @@ export async function forward(
         { provider: provider.config.name },
         (performance.now() - started) / 1000,
       );
-      return r;
+      return peekStreamStart(adapter, r);
     },
     classify: (status, text) => adapter.classifyRefusal(status, text, ctx.view.images().length),
     repairs: buildRepairs(ctx),

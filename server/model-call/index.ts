@@ -11,6 +11,7 @@ import { runPipeline } from '../../middleware/pipeline.ts';
 import type { WireFormat } from '../../providers/provider.ts';
 import type { AppContext } from '../app-context.ts';
 import type { ChatBinding } from '../chat-binder.ts';
+import { checkPreviousResponse } from '../response-access.ts';
 import { buildContext } from './build-context.ts';
 import { forward, type ForwardProgress } from './forward.ts';
 import { readCall, type ModelCall, type ModelRoute } from './read-call.ts';
@@ -38,7 +39,10 @@ export function modelCallHandler(app: AppContext, format: WireFormat, route: Mod
 
 /** Stage 2: finds (or creates, or branches) the chat and appends what the client sent. */
 async function bindChat(app: AppContext, call: ModelCall, res: Response): Promise<ChatBinding> {
+  // `previous_response_id` continues the chat that logged that response (404 for another team's).
+  const previous = await checkPreviousResponse(app, call.body, call.caller);
   const binding = await app.chats.bind({
+    ...(previous ? { continues: previous.chatId } : {}),
     requestId: call.requestId,
     startedAt: call.startedAt,
     adapter: call.adapter,

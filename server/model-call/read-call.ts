@@ -5,7 +5,6 @@
 import type { Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { z } from 'zod';
 import { OdaError } from '../../lib/errors.ts';
 import type { FormatAdapter, WireFormat } from '../../providers/provider.ts';
 import { FORMATS, type ResolvedProvider } from '../../providers/registry.ts';
@@ -39,11 +38,6 @@ export interface ModelCall {
   log: Logger;
 }
 
-const bodyShape = z.looseObject({
-  model: z.string({ error: 'model must be a string' }).min(1, 'model must not be empty'),
-  messages: z.array(z.unknown(), { error: 'messages must be an array' }),
-});
-
 /** Reads and checks a model call; throws a 400/404 in the endpoint's shape when it cannot go on. */
 export function readCall(
   app: AppContext,
@@ -60,14 +54,8 @@ export function readCall(
   });
   const adapter = FORMATS[format];
   const { raw, body } = parseJsonBody(req.body);
-  const shape = bodyShape.safeParse(body);
-  if (!shape.success) {
-    const issue = shape.error.issues[0]!;
-    throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, issue.message, {
-      param: issue.path.join('.') || null,
-    });
-  }
-  const model = shape.data.model;
+  // The format checks its body's shape at the edge (a 400 naming the field).
+  const { model } = adapter.parseBody(body);
   const provider = app.registry.resolve(format, model);
   if (!provider) {
     throw new OdaError(

@@ -12,6 +12,7 @@ import type { AppContext } from '../app-context.ts';
 import type { ChatBinding, ResponseRecord } from '../chat-binder.ts';
 import { deliverFailure, deliverSuccess } from '../deliver.ts';
 import { upstreamFailure } from '../upstream-failure.ts';
+import { accountAnswer, loggedMechanisms } from '../usage-accounting.ts';
 import type { ForwardProgress } from './forward.ts';
 import type { ModelCall } from './read-call.ts';
 
@@ -30,7 +31,7 @@ export async function respond(
       { status: result.res.status, attempts: result.attempts, retries: result.retries },
       'provider refused',
     );
-    await recordSafely(app, binding, {
+    await recordSafely(app, call, ctx, binding, {
       status: result.res.status,
       ok: false,
       error: result.bodyText.slice(0, 2000),
@@ -43,14 +44,21 @@ export async function respond(
   let outcome;
   try {
     outcome = await deliverSuccess(res, result.res, call.adapter, call.abort.signal, (o) =>
-      recordSafely(app, binding, {
-        status: result.res.status,
-        ok: o.complete,
-        attempts: result.attempts,
-        retries: result.retries,
-        response: o.response,
-        error: o.complete ? undefined : `${o.streamed ? 'stream' : 'answer'} ended before completion`,
-      }),
+      recordSafely(
+        app,
+        call,
+        ctx,
+        binding,
+        {
+          status: result.res.status,
+          ok: o.complete,
+          attempts: result.attempts,
+          retries: result.retries,
+          response: o.response,
+          error: o.complete ? undefined : `${o.streamed ? 'stream' : 'answer'} ended before completion`,
+        },
+        res,
+      ),
     );
   } catch (e) {
     if (!(e instanceof UpstreamError)) throw e;
@@ -81,7 +89,7 @@ export async function respondToFailure(
   const err = error instanceof UpstreamError ? error : undefined;
   // What the mechanisms already did (and recorded) is still reported on the error response.
   reportEffects(app, res, ctx, progress.attempts);
-  await recordSafely(app, binding, {
+  await recordSafely(app, call, ctx, binding, {
     status: 0,
     ok: false,
     error: err?.message ?? String(error),
@@ -97,10 +105,35 @@ export async function respondToFailure(
   throw upstreamFailure(err, call.provider.config.name);
 }
 
-/** The answer is worth more than its log line: a failed append is logged, never thrown at the client. */
-async function recordSafely(app: AppContext, binding: ChatBinding, r: ResponseRecord): Promise<void> {
+/**
+ * Logs the answer. The answer is worth more than its log line: a failed append is logged, never
+ * thrown at the client. A response id the provider gave is remembered with its chat, so a later
+ * `previous_response_id` continues that chat.
+ */
+async function recordSafely(
+  app: AppContext,
+  call: ModelCall,
+  ctx: CallContext,
+  binding: ChatBinding,
+  r: ResponseRecord,
+  res?: Response,
+): Promise<void> {
   try {
-    await binding.recordResponse(r);
+    const mechanisms = loggedMechanisms(ctx.effects);
+    const chatId = await binding.recordResponse({ ...r, ...(mechanisms ? { mechanisms } : {}) });
+    if (r.status >= 200 && r.status < 300)
+      await accountAnswer(app, call.caller.team, call.adapter.format, r.response?.usage, mechanisms);
+    // Two concurrent answers to one history: the second went to a branch. A whole answer's
+    // headers are still unsent, so its x-session-id can say so (a stream's chat was fixed at bind).
+    if (chatId !== binding.chatId && res && !res.headersSent) res.setHeader('x-session-id', chatId);
+    const responseId = r.response?.responseId;
+    if (responseId && app.responseOwners) {
+      await app.responseOwners.set(responseId, {
+        chatId,
+        provider: call.provider.config.name,
+        ...(call.caller.team ? { team: call.caller.team } : {}),
+      });
+    }
   } catch (err) {
     app.logger.error({ err }, 'could not append the response to the chat log');
   }
@@ -114,6 +147,7 @@ function reportEffects(app: AppContext, res: Response, ctx: CallContext, attempt
     if (e.trimmed > 0) res.setHeader('x-oda-trimmed', String(e.trimmed));
     if (e.imagesSetAside > 0) res.setHeader('x-oda-images-set-aside', String(e.imagesSetAside));
     if (e.pruned) res.setHeader('x-oda-pruned', `soft=${e.pruned.soft},cleared=${e.pruned.cleared}`);
+    if (e.promptCaching) res.setHeader('x-oda-prompt-caching', e.promptCaching);
   }
   if (e.trimmed) app.metrics.trimmedResults.inc(e.trimmed);
   if (e.trimmedChars) app.metrics.trimmedChars.inc(e.trimmedChars);

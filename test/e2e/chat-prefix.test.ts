@@ -79,13 +79,15 @@ test('a regenerated answer is logged in the branch its continuation is bound to,
       return res.headers.get('x-session-id')!;
     };
     const h: Msg[] = [{ role: 'user', content: 'q1' }];
-    await send(h, 'first answer');
-    await send(h, 'regenerated answer');
+    assert.equal(await send(h, 'first answer'), 'regen-chat');
+    // The answer's x-session-id names the chat the regenerated exchange is logged in.
+    const regenerated = await send(h, 'regenerated answer');
+    assert.match(regenerated, /^regen-chat\.b[0-9a-f]{12}$/);
     const branch = await send(
       [...h, { role: 'assistant', content: 'regenerated answer' }, { role: 'user', content: 'q2' }],
       'third',
     );
-    assert.match(branch, /^regen-chat\.b[0-9a-f]{12}$/);
+    assert.equal(branch, regenerated, 'the continuation goes on where the regenerated answer is');
     const texts = async (id: string) => {
       const body = (await (await fetch(`${gw.url}/v1/sessions/${id}/events`)).json()) as {
         events: Array<{ type: string; role?: string; content?: Array<{ text?: string }> }>;
@@ -94,6 +96,32 @@ test('a regenerated answer is logged in the branch its continuation is bound to,
     };
     assert.deepEqual(await texts('regen-chat'), ['user:q1', 'model:first answer']);
     assert.deepEqual(await texts(branch), ['user:q1', 'model:regenerated answer', 'user:q2', 'model:third']);
+
+    // Streamed, the header goes out before the answer exists: it still names where it is logged.
+    const streamed = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-session-id': 'regen-chat' },
+      body: JSON.stringify({ model: 'gpt-test', messages: h, stream: true }),
+    });
+    assert.equal(streamed.status, 200);
+    const third = streamed.headers.get('x-session-id')!;
+    await streamed.text();
+    assert.notEqual(third, regenerated);
+    assert.match(third, /^regen-chat\.b[0-9a-f]{12}$/);
+    assert.equal((await texts(third)).length, 2, 'the streamed answer is logged where the header says');
+    // No chat is left with a request and no response (events a branch inherited aside).
+    for (const id of ['regen-chat', regenerated, third]) {
+      const { header } = (await (await fetch(`${gw.url}/v1/sessions/${id}`)).json()) as {
+        header: { inheritedEvents?: number };
+      };
+      const body = (await (await fetch(`${gw.url}/v1/sessions/${id}/events`)).json()) as {
+        events: Array<{ seq: number; type: string; requestId?: string }>;
+      };
+      const own = body.events.filter((e) => e.seq >= (header.inheritedEvents ?? 0));
+      const requests = own.filter((e) => e.type === 'request').map((e) => e.requestId);
+      const responses = own.filter((e) => e.type === 'response').map((e) => e.requestId);
+      assert.deepEqual(responses, requests, `${id}: every request has its response`);
+    }
   } finally {
     await gw.close();
   }

@@ -1,0 +1,91 @@
+/**
+ * Where a request stands in its client's session (SPEC section 10). Agent clients send many kinds
+ * of requests under one session id; the log shows them as their users think of them:
+ * - the main conversation is the chat named by the session id;
+ * - side requests (session titles, summaries, classifiers, quota probes) go to side chats of the
+ *   session, never to the main chat or its branches;
+ * - a sub-agent's conversation is a child chat named after its agent id.
+ * The rule reads what each conversation is rooted in: the agent or thread the client names, and the
+ * request's shape (a side request offers no tools, carries one message, and asks for structured
+ * output or a single token). Only sessions a client identified this way are split: a request that
+ * names its chat with `x-session-id` is taken as the caller means it.
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { RequestTraits } from '../providers/provider.ts';
+import type { SessionIdSource } from './session-id.ts';
+
+export type ConversationPlace =
+  { kind: 'main' } | { kind: 'side'; purpose: string } | { kind: 'subagent'; agentId: string };
+
+function one(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Codex's `x-codex-turn-metadata` (JSON), when it parses. */
+export function codexTurnMetadata(headers: IncomingHttpHeaders): Record<string, unknown> | undefined {
+  const raw = one(headers, 'x-codex-turn-metadata');
+  if (!raw || raw.length > 8192) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Codex request kinds that belong to the main conversation of a thread. */
+const CODEX_MAIN_KINDS = new Set(['turn', 'user_turn', 'regular', 'review', 'compact']);
+
+const AGENT_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** Where a request belongs in its session. */
+export function placeInSession(
+  source: SessionIdSource['source'] | undefined,
+  headers: IncomingHttpHeaders,
+  traits: RequestTraits,
+): ConversationPlace {
+  if (source !== 'client') return { kind: 'main' };
+  const agent = one(headers, 'x-claude-code-agent-id');
+  if (agent !== undefined && AGENT_ID.test(agent)) return { kind: 'subagent', agentId: agent };
+  const codex = codexTurnMetadata(headers);
+  if (codex) {
+    const session = codex.session_id;
+    const thread = one(headers, 'thread-id') ?? codex.thread_id;
+    // A thread of the session other than its first one is a sub-agent's (Codex spawns agents as threads).
+    if (
+      typeof thread === 'string' &&
+      typeof session === 'string' &&
+      thread !== session &&
+      AGENT_ID.test(thread)
+    )
+      return { kind: 'subagent', agentId: thread };
+    const kind = codex.request_kind;
+    if (typeof kind === 'string' && /^[a-z_]{1,32}$/.test(kind) && !CODEX_MAIN_KINDS.has(kind))
+      return { kind: 'side', purpose: kind.replace(/_/g, '-') };
+  }
+  if (traits.tools === 0 && traits.messages <= 1) {
+    if (traits.maxTokens !== undefined && traits.maxTokens <= 1) return { kind: 'side', purpose: 'quota' };
+    if (traits.structuredOutput) return { kind: 'side', purpose: 'structured' };
+  }
+  return { kind: 'main' };
+}
+
+/** `base` with `suffix`, cut so the whole stays a chat id (at most 128 characters). */
+export function childChatId(base: string, suffix: string): string {
+  return `${base.slice(0, 128 - suffix.length)}${suffix}`;
+}
+
+/** The chat a sub-agent's conversation is logged in. */
+export function subagentChatId(main: string, agentId: string): string {
+  return childChatId(main, `.agent-${agentId}`);
+}
+
+/** The chat a side request is logged in: one per purpose and root (system prompt, first message). */
+export function sideChatId(main: string, purpose: string, root: readonly (string | undefined)[]): string {
+  const h = createHash('sha256').update(JSON.stringify(root)).digest('hex').slice(0, 12);
+  return childChatId(main, `.side-${purpose}-${h}`);
+}
