@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import type { ImageSource } from './pending-message.ts';
-import type { ImageAttachment } from './format/v4.ts';
+import type { ImageAttachment } from './format/current.ts';
 import { OdaError } from '../lib/errors.ts';
 import { sha256Hex } from '../lib/sha256.ts';
 

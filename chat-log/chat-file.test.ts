@@ -117,9 +117,9 @@ describe('FileLogBackend: older format versions', () => {
     const original = path.join(chats, 'old.jsonl');
     fs.writeFileSync(original, v3Log);
     const header = await store.header('old');
-    assert.equal(header?.version, 4);
+    assert.equal(header?.version, 5);
     assert.equal(header?.id, 'old');
-    const converted = path.join(chats, 'old.v4.jsonl');
+    const converted = path.join(chats, 'old.v5.jsonl');
     assert.ok(fs.existsSync(converted), 'converted generation beside the original');
     const events = await store.read('old', 0);
     assert.ok(
@@ -142,6 +142,70 @@ describe('FileLogBackend: older format versions', () => {
       [['old', events.length + 1]],
     );
     assert.equal(await fresh.create(hdr('old')), 'exists');
+  });
+
+  test('a v4 log opens as v5 with the same events; appends go to its v5 generation', async () => {
+    const { store, dataDir } = setup();
+    const chats = path.join(dataDir, 'chats');
+    fs.mkdirSync(chats, { recursive: true });
+    const v4Text = fs.readFileSync(new URL('./__fixtures__/v4.jsonl', import.meta.url), 'utf8');
+    const original = path.join(chats, 'fixture-v4.jsonl');
+    fs.writeFileSync(original, v4Text);
+    const v4Events = v4Text
+      .trimEnd()
+      .split('\n')
+      .slice(1)
+      .map((l) => JSON.parse(l) as unknown);
+    assert.deepEqual(await store.header('fixture-v4'), {
+      ...(JSON.parse(v4Text.split('\n')[0]!) as object),
+      version: 5,
+    });
+    assert.deepEqual(await store.read('fixture-v4', 0), v4Events, 'v4 events read as they were');
+    await store.append('fixture-v4', [say('next')], T0 + 10);
+    assert.equal(fs.readFileSync(original, 'utf8'), v4Text, 'the v4 original is never written');
+    assert.match(fs.readFileSync(path.join(chats, 'fixture-v4.v5.jsonl'), 'utf8'), /"next"/);
+    assert.deepEqual(
+      (await new FileLogBackend({ dataDir }).list()).map((c) => [c.id, c.eventCount]),
+      [['fixture-v4', v4Events.length + 1]],
+    );
+  });
+
+  test('a log an earlier build converted to v4 continues from its v4 generation', async () => {
+    const { dataDir } = setup();
+    const chats = path.join(dataDir, 'chats');
+    fs.mkdirSync(chats, { recursive: true });
+    fs.writeFileSync(path.join(chats, 'old.jsonl'), v3Log);
+    // An earlier build (v4) converted it to old.v4.jsonl and appended there.
+    const v4Lines = v3Log
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const v4Header = { ...v4Lines[0], version: 4 };
+    const v4Events = [
+      { seq: 0, at: T0, type: 'message', role: 'user', content: [{ kind: 'text', text: 'converted by v4' }] },
+      {
+        seq: 1,
+        at: T0 + 1,
+        type: 'message',
+        role: 'user',
+        content: [{ kind: 'text', text: 'appended in v4' }],
+      },
+    ];
+    const v4Generation = [v4Header, ...v4Events].map((r) => JSON.stringify(r) + '\n').join('');
+    fs.writeFileSync(path.join(chats, 'old.v4.jsonl'), v4Generation);
+    const store = new FileLogBackend({ dataDir });
+    assert.deepEqual(await store.read('old', 0), v4Events);
+    assert.equal((await store.header('old'))?.version, 5);
+    assert.equal(fs.readFileSync(path.join(chats, 'old.v4.jsonl'), 'utf8'), v4Generation);
+    assert.deepEqual(
+      (await store.list()).map((c) => [c.id, c.eventCount]),
+      [['old', 2]],
+    );
+    assert.deepEqual(
+      fs.readdirSync(chats).sort(),
+      ['old.jsonl', 'old.v4.jsonl', 'old.v5.jsonl'],
+      'listing converts nothing that is not a chat of its own',
+    );
   });
 
   test('an unknown version is refused', async () => {

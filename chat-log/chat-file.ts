@@ -6,7 +6,7 @@
 import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { OdaError } from '../lib/errors.ts';
-import { header as headerSchema, VERSION, type Header } from './format/v4.ts';
+import { header as headerSchema, VERSION, type Header } from './format/current.ts';
 import { besidePath, convertFileBeside } from './convert.ts';
 import { isKnownVersion } from './format/index.ts';
 
@@ -117,6 +117,16 @@ export function headerVersion(line: string): unknown {
   }
 }
 
+/** The chat id a header line names, or undefined when it cannot be read. */
+function headerId(line: string): unknown {
+  try {
+    const raw: unknown = JSON.parse(line);
+    return typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>).id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Reads the first line of a file (the header) without reading the rest; undefined when absent. */
 export async function readFirstLine(path: string): Promise<string | undefined> {
   let fh: FileHandle;
@@ -190,6 +200,8 @@ export async function openChatFile(id: string, path: string, now: number): Promi
   if (first === undefined) return undefined;
   const version = headerVersion(first);
   if (version === VERSION) return openV4File(id, path, now);
+  // Another chat's file under this name (such as an earlier generation, `<chat>.v4.jsonl`) is never converted.
+  if (headerId(first) !== id) throw damaged(id, 'header names another chat');
   if (!isKnownVersion(version)) {
     throw new OdaError(
       'ODA_ERR_LOG_READ',

@@ -38,7 +38,7 @@ describe('ChatLog.createChat', () => {
     });
     assert.deepEqual(created, {
       status: 'created',
-      header: { version: 4, id: 'c1', createdAt: T0, cwd: '/work', origin: 'agent', depth: 1 },
+      header: { version: 5, id: 'c1', createdAt: T0, cwd: '/work', origin: 'agent', depth: 1 },
     });
     const again = await log.createChat({ id: 'c1', cwd: '/elsewhere' });
     assert.equal(again.status, 'exists');

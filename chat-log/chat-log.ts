@@ -6,7 +6,7 @@
 import type { Clock } from '../lib/clock.ts';
 import type { NormalizedMessage } from './pending-message.ts';
 import type { ChatSummary, LogBackend } from './store.ts';
-import { VERSION, type Event, type Header, type NewEvent } from './format/v4.ts';
+import { VERSION, type Event, type Header, type NewEvent } from './format/current.ts';
 import type { AttachmentStore } from './attachments.ts';
 import { validateHeader } from './header.ts';
 import { assertChatId, notFound } from './chat-id.ts';

@@ -7,7 +7,7 @@
  * before every use is what shows a replica the events other replicas appended.
  */
 import type { LogBackend } from './store.ts';
-import type { Event, Header } from './format/v4.ts';
+import type { Event, Header } from './format/current.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 import { loadCheckpoint, saveCheckpoint } from './checkpoints.ts';
 import { fold } from './read-models/read-model.ts';

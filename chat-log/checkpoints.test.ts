@@ -10,7 +10,7 @@ import { AttachmentStore } from './attachments.ts';
 import { totalsModel, type TotalsState } from './read-models/totals.ts';
 import { chatModelKeys, chatReadModels } from './read-models/chat-read-models.ts';
 import { ManualClock } from '../lib/clock.ts';
-import type { Event, NewEvent } from './format/v4.ts';
+import type { Event, NewEvent } from './format/current.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 const say = (text: string): NewEvent => ({
@@ -22,7 +22,7 @@ const say = (text: string): NewEvent => ({
 async function chatWith(n: number) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'oda-cp-'));
   const backend = new FileLogBackend({ dataDir });
-  await backend.create({ version: 4, id: 'c', createdAt: T0 });
+  await backend.create({ version: 5, id: 'c', createdAt: T0 });
   const events: Event[] = [];
   for (let i = 0; i < n; i++) events.push(...(await backend.append('c', [say(`m${i}`)], T0 + i)));
   return { dataDir, backend, events };
@@ -146,7 +146,7 @@ describe('ChatLog cold start', () => {
     await saveCheckpoint(backend, 'c', totalsModel, 'b1', marked(100), events[2]);
     fs.rmSync(path.join(dataDir, 'chats', 'c.jsonl'));
     const fresh = new FileLogBackend({ dataDir });
-    await fresh.create({ version: 4, id: 'c', createdAt: T0 + 50 });
+    await fresh.create({ version: 5, id: 'c', createdAt: T0 + 50 });
     for (let i = 0; i < 3; i++) await fresh.append('c', [say(`other ${i}`)], T0 + 60 + i);
     assert.equal((await open(dataDir).open('c'))?.totals.messageCount, 3);
   });

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { LogBackend } from './store.ts';
-import { VERSION, type Event } from './format/v4.ts';
+import { VERSION, type Event } from './format/current.ts';
 import type { ReadModel } from './read-models/read-model.ts';
 import { canonicalJson } from './canonical-json.ts';
 import { sha256Hex } from '../lib/sha256.ts';

@@ -27,17 +27,20 @@ describe('log check', () => {
   });
 
   test('a clean log: version, header, event count, no problems, exit 0', async () => {
-    const r = await run([fixture(4)]);
+    const r = await run([fixture(5)]);
     assert.equal(r.code, 0);
     assert.deepEqual(r.out.slice(1), [
-      'version: 4 (current)',
-      'header: {"version":4,"id":"fixture-v4","createdAt":1700000000000,"cwd":"/srv/project","preset":"coder","team":"research"}',
-      'events: 8',
+      'version: 5 (current)',
+      'header: {"version":5,"id":"fixture-v5","createdAt":1700000000000,"cwd":"/srv/project","team":"research","conversation":{"kind":"main","session":"fixture-v5"}}',
+      'events: 15',
       'problems: none',
     ]);
+    const v4 = await run([fixture(4)]);
+    assert.equal(v4.code, 0);
+    assert.equal(v4.out[1], 'version: 4 (older; converted to v5 when opened)');
     const old = await run([fixture(1)]);
     assert.equal(old.code, 0);
-    assert.equal(old.out[1], 'version: 1 (older; converted to v4 when opened)');
+    assert.equal(old.out[1], 'version: 1 (older; converted to v5 when opened)');
   });
 
   test('lists torn line, invalid event, reserved field and seq gap with line numbers; exit 1', async () => {
@@ -64,7 +67,7 @@ describe('log check', () => {
     const r = await run([file]);
     assert.equal(r.code, 1);
     assert.deepEqual(r.err, [
-      `${file}: unsupported chat log format version 7; this build reads versions 0 to 4`,
+      `${file}: unsupported chat log format version 7; this build reads versions 0 to 5`,
     ]);
     const missing = await run([join(dir, 'nope.jsonl')]);
     assert.equal(missing.code, 1);
@@ -75,7 +78,7 @@ describe('log check', () => {
   test('through the oda-gateway launcher', async () => {
     const bin = fileURLToPath(new URL('../bin/oda-gateway.mjs', import.meta.url));
     const { stdout } = await promisify(execFile)(process.execPath, [bin, 'log', 'check', fixture(0)]);
-    assert.match(stdout, /^version: 0 \(older; converted to v4 when opened\)$/m);
+    assert.match(stdout, /^version: 0 \(older; converted to v5 when opened\)$/m);
     assert.match(stdout, /^events: 8$/m);
     await assert.rejects(
       promisify(execFile)(process.execPath, [bin, 'log', 'check', join(dir, 'nope.jsonl')]),

@@ -10,7 +10,8 @@ import type { CliIo } from './cli-io.ts';
 import { readLogText, upgradeToCurrent } from './convert.ts';
 import { parseReadRange } from './read-range.ts';
 import { FileLogBackend } from './store-file.ts';
-import type { Event } from './format/v4.ts';
+import type { Event } from './format/current.ts';
+import { CURRENT_VERSION } from './format/index.ts';
 
 function option(args: readonly string[], name: string): string | undefined {
   const i = args.indexOf(name);
@@ -37,7 +38,9 @@ export async function logRead(args: readonly string[], io: CliIo): Promise<numbe
     const read = readLogText(readFileSync(target, 'utf8'));
     for (const p of read.problems) io.err(`warning: ${JSON.stringify(p)}`);
     const current = upgradeToCurrent(read.version, read.header, read.events);
-    if (read.version !== 4) io.err(`note: version ${read.version} log shown converted to version 4`);
+    if (read.version !== CURRENT_VERSION) {
+      io.err(`note: version ${read.version} log shown converted to version ${CURRENT_VERSION}`);
+    }
     const end = range.length === undefined ? undefined : range.offset + range.length;
     events = current.events.filter((e) => e.seq >= range.offset && (end === undefined || e.seq < end));
   } else {

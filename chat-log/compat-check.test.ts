@@ -133,7 +133,7 @@ describe('compareStructures: breaking changes need a new version', () => {
     const hit = c.changes.find((x) => x.kind === kind && !x.allowed);
     assert.ok(hit !== undefined, JSON.stringify(c.changes));
     assert.match(hit.message, message);
-    assert.match(hit.message, /: this change needs a new format version \(v5\)$/);
+    assert.match(hit.message, /: this change needs a new format version \(v6\)$/);
   };
 
   test('a required property added', () =>

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { readLogText, upgradeToCurrent, convertFileBeside, besidePath, logToText } from './convert.ts';
 import { formats, VERSIONS, type FormatVersion } from './format/index.ts';
-import { event as v4Event, header as v4Header, type Event } from './format/v4.ts';
+import { event as currentEvent, header as currentHeader, type Event } from './format/current.ts';
+import { CURRENT_VERSION } from './format/index.ts';
 import { toolDefinitionDigest } from './format/upgrade-steps.ts';
 
 const fixture = (v: FormatVersion) => new URL(`./__fixtures__/v${v}.jsonl`, import.meta.url).pathname;
@@ -18,10 +19,10 @@ function convert(v: FormatVersion) {
   return upgradeToCurrent(read.version, read.header, read.events);
 }
 
-function assertValidV4(events: readonly Event[]): void {
+function assertValidCurrent(events: readonly Event[]): void {
   events.forEach((e, i) => {
     assert.equal(e.seq, i, 'contiguous seq from 0');
-    v4Event.parse(e);
+    currentEvent.parse(e);
   });
 }
 
@@ -54,17 +55,17 @@ describe('readLogText', () => {
 
   test('an unknown version is refused', () => {
     for (const [v, shown] of [
-      [5, '5'],
+      [6, '6'],
       [-1, '-1'],
       ['4', '"4"'],
       [null, 'null'],
     ] as const) {
       assert.throws(() => readLogText(`${JSON.stringify({ version: v, id: 'x', createdAt: 0 })}\n`), {
-        message: `unsupported chat log format version ${shown}; this build reads versions 0 to 4`,
+        message: `unsupported chat log format version ${shown}; this build reads versions 0 to 5`,
       });
     }
     assert.throws(() => readLogText('{"id":"x","createdAt":0}\n'), {
-      message: 'unsupported chat log format version undefined; this build reads versions 0 to 4',
+      message: 'unsupported chat log format version undefined; this build reads versions 0 to 5',
     });
   });
 
@@ -146,21 +147,34 @@ describe('readLogText', () => {
 });
 
 describe('upgradeToCurrent', () => {
-  test('every fixture converts to a valid v4 log', () => {
+  test('every fixture converts to a valid current (v5) log', () => {
     for (const v of VERSIONS) {
       const log = convert(v);
-      v4Header.parse(log.header);
-      assert.equal(log.header.version, 4);
+      currentHeader.parse(log.header);
+      assert.equal(log.header.version, CURRENT_VERSION);
       assert.equal(log.header.id, `fixture-v${v}`);
-      assertValidV4(log.events);
+      assertValidCurrent(log.events);
       assert.doesNotThrow(() => readLogText(logToText(log)));
       assert.deepEqual(readLogText(logToText(log)).problems, []);
     }
   });
 
-  test('v4 converts to itself', () => {
+  test('v5 converts to itself', () => {
+    const read = readLogText(fixtureText(5));
+    assert.deepEqual(convert(5), { header: read.header, events: read.events });
+  });
+
+  test('v4 -> v5 changes only the version number', () => {
     const read = readLogText(fixtureText(4));
-    assert.deepEqual(convert(4), { header: read.header, events: read.events });
+    assert.equal(read.version, 4);
+    assert.deepEqual(read.problems, []);
+    const log = convert(4);
+    assert.deepEqual(log, { header: { ...read.header, version: 5 }, events: read.events });
+    // and the text differs from the v4 file only in the header's version
+    const [head, ...rest] = logToText(log).split('\n');
+    const [v4Head, ...v4Rest] = fixtureText(4).split('\n');
+    assert.deepEqual(rest, v4Rest);
+    assert.equal(head, v4Head?.replace('{"version":4,', '{"version":5,'));
   });
 
   test('v0: assistant becomes model, strings become text parts, requests get tools and timing', () => {
@@ -259,7 +273,7 @@ describe('upgradeToCurrent', () => {
       ],
     );
     assert.deepEqual(log.header, {
-      version: 4,
+      version: 5,
       id: 'fixture-v2',
       createdAt: 1700000000000,
       cwd: '/srv/project',
@@ -327,7 +341,7 @@ describe('upgradeToCurrent', () => {
               },
         );
         const log = upgradeToCurrent(3, { version: 3, id: 'p', createdAt: 0 }, events);
-        assertValidV4(log.events);
+        assertValidCurrent(log.events);
         const noteCount = spec.reduce((n, s) => n + (s.kind === 'req' ? s.notes.length : 0), 0);
         assert.equal(log.events.length, spec.length + noteCount);
         const results = messages(log.events).flatMap((m) =>
@@ -357,16 +371,16 @@ describe('convertFileBeside', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  test('writes <name>.v4.jsonl beside the original and leaves the original untouched', async () => {
-    for (const v of [0, 1, 2, 3] as const) {
+  test('writes <name>.v5.jsonl beside the original and leaves the original untouched', async () => {
+    for (const v of [0, 1, 2, 3, 4] as const) {
       const original = join(dir, `chat-${v}.jsonl`);
       await copyFile(fixture(v), original);
       const before = await readFile(original, 'utf8');
       const out = await convertFileBeside(original);
-      assert.equal(out, join(dir, `chat-${v}.v4.jsonl`));
+      assert.equal(out, join(dir, `chat-${v}.v5.jsonl`));
       assert.equal(await readFile(original, 'utf8'), before);
       const read = readLogText(await readFile(out, 'utf8'));
-      assert.equal(read.version, 4);
+      assert.equal(read.version, 5);
       assert.deepEqual(read.problems, []);
       assert.equal(logToText({ header: read.header, events: read.events }), logToText(convert(v)));
     }
@@ -400,7 +414,7 @@ describe('convertFileBeside', () => {
 
   test('a current log is its own current generation', async () => {
     const original = join(dir, 'now.jsonl');
-    await copyFile(fixture(4), original);
+    await copyFile(fixture(5), original);
     assert.equal(await convertFileBeside(original), original);
     await assert.rejects(stat(besidePath(original)), { code: 'ENOENT' });
   });
@@ -408,10 +422,10 @@ describe('convertFileBeside', () => {
   test('refuses to reuse a foreign file at the target, and to convert a broken log', async () => {
     const original = join(dir, 'foreign.jsonl');
     await copyFile(fixture(0), original);
-    await writeFile(besidePath(original), '{"version":4,"id":"someone-else","createdAt":0}\n');
+    await writeFile(besidePath(original), '{"version":5,"id":"someone-else","createdAt":0}\n');
     await assert.rejects(
       convertFileBeside(original),
-      /foreign\.v4\.jsonl exists but is not the v4 generation/,
+      /foreign\.v5\.jsonl exists but is not the v5 generation/,
     );
     const broken = join(dir, 'broken.jsonl');
     const lines = fixtureText(1).trimEnd().split('\n');
@@ -429,5 +443,39 @@ describe('convertFileBeside', () => {
     await writeFile(torn, `${fixtureText(0)}{"seq":8,"at":1,"ty`);
     const out = await convertFileBeside(torn);
     assert.equal(readLogText(await readFile(out, 'utf8')).events.length, 8);
+  });
+
+  test("an earlier build's generation (<name>.v4.jsonl beside a v3 log) is the one converted", async () => {
+    const original = join(dir, 'gen.jsonl');
+    await copyFile(fixture(3), original);
+    // what an earlier build did: convert to v4 beside, then append there
+    const v4Text = logToText(convert(3)).replace(/^\{"version":5,/, '{"version":4,');
+    const appended = JSON.stringify({
+      seq: readLogText(v4Text).events.length,
+      at: 1800000000000,
+      type: 'message',
+      role: 'user',
+      content: [{ kind: 'text', text: 'appended after the v4 conversion' }],
+    });
+    const v4Path = join(dir, 'gen.v4.jsonl');
+    await writeFile(v4Path, `${v4Text}${appended}\n`);
+    const v4Before = await readFile(v4Path, 'utf8');
+    const out = await convertFileBeside(original);
+    assert.equal(out, join(dir, 'gen.v5.jsonl'));
+    const read = readLogText(await readFile(out, 'utf8'));
+    assert.equal(read.version, 5);
+    assert.deepEqual(read.problems, []);
+    assert.deepEqual(read.events.at(-1), JSON.parse(appended));
+    // neither earlier generation is written
+    assert.equal(await readFile(v4Path, 'utf8'), v4Before);
+    assert.equal(await readFile(original, 'utf8'), fixtureText(3));
+  });
+
+  test('a file of another chat at an intermediate name is not taken for a generation', async () => {
+    const original = join(dir, 'mine.jsonl');
+    await copyFile(fixture(2), original);
+    await writeFile(join(dir, 'mine.v4.jsonl'), '{"version":4,"id":"mine.v4","createdAt":0}\n');
+    const out = await convertFileBeside(original);
+    assert.equal(await readFile(out, 'utf8'), logToText(convert(2)));
   });
 });

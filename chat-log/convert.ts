@@ -12,8 +12,8 @@ import { assertLossless } from './lossless.ts';
 import { assertReservedEmpty, ReservedFieldError } from './reserved.ts';
 import { describeSchemaIssue, validateHeader, validateHeaderWith } from './header.ts';
 import { CURRENT_VERSION, formats, isKnownVersion, type FormatVersion } from './format/index.ts';
-import { upgradeV0, upgradeV1, upgradeV2, upgradeV3, type Log } from './format/upgrade-steps.ts';
-import type { Event, Header } from './format/v4.ts';
+import { upgradeV0, upgradeV1, upgradeV2, upgradeV3, upgradeV4, type Log } from './format/upgrade-steps.ts';
+import type { Event, Header } from './format/current.ts';
 
 export type LogProblemKind =
   | 'torn-line'
@@ -186,6 +186,8 @@ export function readLogText(text: string): ReadLog {
       return { version, header: readHeader(3, raw), ...readEvents(3, formats[3].event, lines, complete) };
     case 4:
       return { version, header: readHeader(4, raw), ...readEvents(4, formats[4].event, lines, complete) };
+    case 5:
+      return { version, header: readHeader(5, raw), ...readEvents(5, formats[5].event, lines, complete) };
   }
 }
 
@@ -209,19 +211,22 @@ export function upgradeToCurrent(
   let log: Log<Header, Event>;
   switch (version) {
     case 0:
-      log = upgradeV3(upgradeV2(upgradeV1(upgradeV0(parseLog(0, header, events)))));
+      log = upgradeV4(upgradeV3(upgradeV2(upgradeV1(upgradeV0(parseLog(0, header, events))))));
       break;
     case 1:
-      log = upgradeV3(upgradeV2(upgradeV1(parseLog(1, header, events))));
+      log = upgradeV4(upgradeV3(upgradeV2(upgradeV1(parseLog(1, header, events)))));
       break;
     case 2:
-      log = upgradeV3(upgradeV2(parseLog(2, header, events)));
+      log = upgradeV4(upgradeV3(upgradeV2(parseLog(2, header, events))));
       break;
     case 3:
-      log = upgradeV3(parseLog(3, header, events));
+      log = upgradeV4(upgradeV3(parseLog(3, header, events)));
       break;
     case 4:
-      log = parseLog(4, header, events);
+      log = upgradeV4(parseLog(4, header, events));
+      break;
+    case 5:
+      log = parseLog(5, header, events);
       break;
     default:
       throw unsupported(version);
@@ -233,10 +238,35 @@ export function upgradeToCurrent(
   return { header: validateHeader(log.header), events: checked };
 }
 
-/** The path of the converted generation beside `path`: `<name>.v4.jsonl`. */
-export function besidePath(path: string): string {
+/**
+ * Versions whose events are valid current events as they are: a log of one of them reads as a
+ * current log once its header names the current version (v4 -> v5 changes only the number).
+ */
+export const EVENTS_AS_CURRENT: ReadonlySet<FormatVersion> = new Set([4, CURRENT_VERSION]);
+
+/**
+ * A stored header of the current version, or of a version in {@link EVENTS_AS_CURRENT} read as the
+ * current one (for a store that keeps a chat's events in place, such as Redis); undefined when it
+ * is neither.
+ */
+export function headerAsCurrent(raw: unknown): Header | undefined {
+  const version =
+    typeof raw === 'object' && raw !== null ? (raw as { version?: unknown }).version : undefined;
+  if (!isKnownVersion(version) || !EVENTS_AS_CURRENT.has(version)) return undefined;
+  const parsed = formats[version].header.safeParse(raw);
+  if (!parsed.success) return undefined;
+  return { ...parsed.data, version: CURRENT_VERSION };
+}
+
+/** The path of the version-`version` generation beside `path`: `<name>.v<version>.jsonl`. */
+export function generationPath(path: string, version: number): string {
   const name = basename(path).replace(/\.jsonl$/, '');
-  return join(dirname(path), `${name}.v${CURRENT_VERSION}.jsonl`);
+  return join(dirname(path), `${name}.v${version}.jsonl`);
+}
+
+/** The path of the converted (current) generation beside `path`: `<name>.v5.jsonl` today. */
+export function besidePath(path: string): string {
+  return generationPath(path, CURRENT_VERSION);
 }
 
 /** The JSONL text of a log: one line per record, each ending with a newline. */
@@ -244,38 +274,64 @@ export function logToText(log: Log<Header, Event>): string {
   return [log.header, ...log.events].map((r) => `${JSON.stringify(r)}\n`).join('');
 }
 
-async function existingGeneration(target: string, id: string): Promise<boolean> {
+/** The version and id a log file's header names; undefined when there is no such file. */
+async function headOf(path: string): Promise<{ version?: unknown; id?: unknown } | undefined> {
   let text: string;
   try {
-    text = await readFile(target, 'utf8');
+    text = await readFile(path, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
   const nl = text.indexOf('\n');
   const first = parseJson(nl === -1 ? text : text.slice(0, nl));
-  const head = first.ok ? (first.value as { version?: unknown; id?: unknown } | null) : null;
-  if (head?.version !== CURRENT_VERSION || head.id !== id) {
+  const head = first.ok ? first.value : null;
+  return typeof head === 'object' && head !== null ? head : {};
+}
+
+async function existingGeneration(target: string, id: string): Promise<boolean> {
+  const head = await headOf(target);
+  if (head === undefined) return false;
+  if (head.version !== CURRENT_VERSION || head.id !== id) {
     throw readError(`${basename(target)} exists but is not the v${CURRENT_VERSION} generation of chat ${id}`);
   }
   return true;
 }
 
 /**
- * Converts an older log file and writes the converted generation beside it as `<name>.v4.jsonl`
- * (never over the original; when that file is already there it is kept). Returns the path of the
+ * The newest generation an earlier build converted `path` to (`<name>.v<k>.jsonl`, k between the
+ * original's version and the current one): the chat was appended to there, so the next conversion
+ * starts from it. Undefined when there is none.
+ */
+async function newestEarlierGeneration(path: string, from: number, id: string): Promise<string | undefined> {
+  for (let k = CURRENT_VERSION - 1; k > from; k--) {
+    const candidate = generationPath(path, k);
+    const head = await headOf(candidate);
+    if (head?.version === k && head.id === id) return candidate;
+  }
+  return undefined;
+}
+
+/**
+ * Converts an older log file and writes the converted generation beside it as `<name>.v5.jsonl`
+ * (never over the original; when that file is already there it is kept). When an earlier build
+ * already converted the log to a generation between the two (`<name>.v4.jsonl`), that generation,
+ * which holds what was appended since, is the one converted. Returns the path of the
  * current-version file: `path` itself when the log is already current.
  */
 export async function convertFileBeside(path: string): Promise<string> {
-  const read = readLogText(await readFile(path, 'utf8'));
-  if (read.version === CURRENT_VERSION) return path;
+  const original = readLogText(await readFile(path, 'utf8'));
+  if (original.version === CURRENT_VERSION) return path;
+  const target = besidePath(path);
+  if (await existingGeneration(target, original.header.id)) return target;
+  const earlier = await newestEarlierGeneration(path, original.version, original.header.id);
+  const source = earlier ?? path;
+  const read = earlier === undefined ? original : readLogText(await readFile(earlier, 'utf8'));
   const blocking = read.problems.filter((p) => BLOCKING_PROBLEMS.has(p.kind));
   if (blocking.length > 0) {
     const detail = blocking.map((p) => p.message).join('; ');
-    throw readError(`cannot convert chat log ${basename(path)} from v${read.version}: ${detail}`);
+    throw readError(`cannot convert chat log ${basename(source)} from v${read.version}: ${detail}`);
   }
-  const target = besidePath(path);
-  if (await existingGeneration(target, read.header.id)) return target;
   const text = logToText(upgradeToCurrent(read.version, read.header, read.events));
   // write a private temp file, then link it into place: link never replaces an existing file
   const tmp = `${target}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;

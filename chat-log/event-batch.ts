@@ -11,7 +11,7 @@ import {
   type Event,
   type Header,
   type NewEvent,
-} from './format/v4.ts';
+} from './format/current.ts';
 
 /** The events of a batch as they will be stored, and their JSONL lines (each ending in `\n`). */
 export interface PreparedBatch {

@@ -105,7 +105,7 @@ describe('record check and update', () => {
     assert.equal(result.ok, false);
     assert.match(
       result.lines.join('\n'),
-      /event request: property "model" became required: this change needs a new format version \(v5\)/,
+      /event request: property "model" became required: this change needs a new format version \(v6\)/,
     );
     assert.equal(updateRecord(base(), changed, 'please').ok, false);
   });

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { validateHeader, isAbsoluteCwd } from './header.ts';
 import { OdaError } from '../lib/errors.ts';
 
-const ok = { version: 4, id: 'chat-1', createdAt: 1_700_000_000_000, cwd: '/home/u/project' };
+const ok = { version: 5, id: 'chat-1', createdAt: 1_700_000_000_000, cwd: '/home/u/project' };
 
 function refusedWith(raw: unknown, message: string | RegExp): OdaError {
   let caught: unknown;
@@ -36,8 +36,8 @@ describe('validateHeader', () => {
       team: 'research',
     };
     assert.deepEqual(validateHeader(full), full);
-    assert.deepEqual(validateHeader({ version: 4, id: 'x', createdAt: 0 }), {
-      version: 4,
+    assert.deepEqual(validateHeader({ version: 5, id: 'x', createdAt: 0 }), {
+      version: 5,
       id: 'x',
       createdAt: 0,
     });

@@ -1,12 +1,12 @@
 /**
  * Header checks (seed 002, "Before trusting a header"): the id, the creation time and the working
  * folder are checked first with the seed's exact messages, then the whole header must be lossless,
- * then it must match the v4 header schema.
+ * then it must match the current version's header schema.
  */
 import type { z } from 'zod';
 import { OdaError } from '../lib/errors.ts';
 import { assertLosslessMetadata } from './lossless.ts';
-import { header as v4Header, type Header } from './format/v4.ts';
+import { header as currentHeader, type Header } from './format/current.ts';
 
 function refuse(message: string, param: string | null, cause?: unknown): OdaError {
   return new OdaError('ODA_ERR_INVALID_REQUEST', 400, message, { param, cause });
@@ -69,7 +69,7 @@ export function validateHeaderWith<S extends z.ZodType>(schema: S, raw: unknown)
   return parsed.data;
 }
 
-/** Validates a current (v4) chat log header, throwing an `OdaError` with the seed's messages. */
+/** Validates a current-version chat log header, throwing an `OdaError` with the seed's messages. */
 export function validateHeader(raw: unknown): Header {
-  return validateHeaderWith(v4Header, raw);
+  return validateHeaderWith(currentHeader, raw);
 }

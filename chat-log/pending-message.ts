@@ -3,7 +3,7 @@
  * kinds, with images still as their wire sources (the log turns them into attachments). Providers
  * produce it; the log owns it.
  */
-import type { ContentPart } from './format/v4.ts';
+import type { ContentPart } from './format/current.ts';
 
 /** Where an image's bytes come from, as the request carried them. */
 export type ImageSource =

@@ -8,6 +8,7 @@ import { CURRENT_VERSION, type FormatVersion } from './format/index.ts';
 /** Per version: event type -> reserved field names, with why each was retired. */
 export const RESERVED_FIELDS: Partial<Record<FormatVersion, Record<string, Record<string, string>>>> = {
   4: { request: { notes: 'retired in v4: a tool result is a message of its own, with role tool' } },
+  5: { request: { notes: 'retired in v4: a tool result is a message of its own, with role tool' } },
 };
 
 /** An event that fills a reserved field. */

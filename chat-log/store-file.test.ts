@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { FileLogBackend } from './store-file.ts';
 import { ManualClock } from '../lib/clock.ts';
-import type { Event, NewEvent } from './format/v4.ts';
+import type { Event, NewEvent } from './format/current.ts';
 import { T0, hdr, say, request, rejectsWith } from './test-batches.ts';
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'oda-store-'));

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { OdaError } from '../lib/errors.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import { parseStoredCheckpoint, type ChatSummary, type LogBackend, type StoredCheckpoint } from './store.ts';
-import type { Event, Header, NewEvent } from './format/v4.ts';
+import type { Event, Header, NewEvent } from './format/current.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 import { isChatId, notFound, pathInside } from './chat-id.ts';
 import { headerLine, prepareBatch, prepareSeed, parseEventLine } from './event-batch.ts';

@@ -8,7 +8,7 @@ import { RedisLogBackend } from './store-redis.ts';
 import { ChatLog } from './chat-log.ts';
 import { AttachmentStore } from './attachments.ts';
 import { ManualClock } from '../lib/clock.ts';
-import type { Event, NewEvent } from './format/v4.ts';
+import type { Event, NewEvent } from './format/current.ts';
 import { dropPrefix, keysUnder, redisSkip, redisUrl, uniquePrefix } from '../test/helpers/redis-test.ts';
 import { T0, hdr, say, request, rejectsWith } from './test-batches.ts';
 

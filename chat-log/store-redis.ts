@@ -16,7 +16,8 @@
 import { Redis } from 'ioredis';
 import { OdaError, isOdaError } from '../lib/errors.ts';
 import { parseStoredCheckpoint, type ChatSummary, type LogBackend, type StoredCheckpoint } from './store.ts';
-import { header as headerSchema, type Event, type Header, type NewEvent } from './format/v4.ts';
+import type { Event, Header, NewEvent } from './format/current.ts';
+import { headerAsCurrent } from './convert.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 import { assertChatId, isChatId, notFound } from './chat-id.ts';
 import { headerLine, prepareBatch, prepareSeed, parseEventLine } from './event-batch.ts';
@@ -224,7 +225,10 @@ export class RedisLogBackend implements LogBackend {
     if (text === null) return undefined;
     let parsed: Header;
     try {
-      parsed = headerSchema.parse(JSON.parse(text)) as Header;
+      // A v4 chat reads as v5 in place: its events are valid v5 events as they are.
+      const upgraded = headerAsCurrent(JSON.parse(text));
+      if (upgraded === undefined) throw new Error('not a header of a version that reads as the current one');
+      parsed = upgraded;
     } catch (err) {
       throw new OdaError('ODA_ERR_LOG_READ', 500, `chat log ${id} has a damaged header`, { cause: err });
     }
@@ -310,9 +314,8 @@ export class RedisLogBackend implements LogBackend {
     ids.forEach((id, i) => {
       const [text, count, last] = replies.slice(i * 3, i * 3 + 3) as [string | null, number, string | null];
       if (text === null) return;
-      const parsed = headerSchema.safeParse(parseOrUndefined(text));
-      if (!parsed.success || parsed.data.id !== id) return;
-      const h = parsed.data;
+      const h = headerAsCurrent(parseOrUndefined(text));
+      if (h === undefined || h.id !== id) return;
       const summary: ChatSummary = {
         id,
         createdAt: h.createdAt,

@@ -3,7 +3,7 @@
  * default, `store-file.ts`) and the Redis store (`store-redis.ts`, several replicas). Everything
  * above it (read models, checkpoints, the gateway) is written against this interface only.
  */
-import type { Event, Header, NewEvent } from './format/v4.ts';
+import type { Event, Header, NewEvent } from './format/current.ts';
 
 /** One line of `GET /v1/sessions`. */
 export interface ChatSummary {

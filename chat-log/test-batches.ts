@@ -1,12 +1,12 @@
 /** Builders shared by the chat-log store tests: headers, new events, and an OdaError matcher. */
 import assert from 'node:assert/strict';
 import { isOdaError } from '../lib/errors.ts';
-import type { Header, NewEvent } from './format/v4.ts';
+import type { Header, NewEvent } from './format/current.ts';
 
 export const T0 = Date.UTC(2026, 0, 1);
 
 export const hdr = (id: string, extra: Partial<Header> = {}): Header => ({
-  version: 4,
+  version: 5,
   id,
   createdAt: T0,
   ...extra,

@@ -2,7 +2,7 @@
  * The piece of data one model call carries down the corridor: the request as sent (and the view
  * that edits it in place), the chat's recorded decisions, and what the mechanisms decide on the way.
  */
-import type { NewEvent } from '../chat-log/format/v4.ts';
+import type { NewEvent } from '../chat-log/format/current.ts';
 import type { Config } from '../config/config.ts';
 import type { FormatAdapter } from '../providers/provider.ts';
 import type { RequestView } from '../providers/request-view.ts';

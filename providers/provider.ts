@@ -2,7 +2,7 @@
  * What every wire format provides. The pipeline and routes use only this interface; provider
  * differences live in `providers/<format>/`.
  */
-import type { ToolRef, Usage } from '../chat-log/format/v4.ts';
+import type { ToolRef, Usage } from '../chat-log/format/current.ts';
 import type { NormalizedMessage } from '../chat-log/pending-message.ts';
 import type { RequestView, WirePath } from './request-view.ts';
 

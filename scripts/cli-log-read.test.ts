@@ -15,7 +15,7 @@ function capture(): CliIo & { lines: string[]; errors: string[] } {
 test('log read prints a range of a chat by id, and of an older-version file converted', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'oda-cli-read-'));
   const backend = new FileLogBackend({ dataDir });
-  await backend.create({ version: 4, id: 'chat-1', createdAt: 1 });
+  await backend.create({ version: 5, id: 'chat-1', createdAt: 1 });
   await backend.append(
     'chat-1',
     ['a', 'b', 'c', 'd'].map((text) => ({
@@ -49,5 +49,5 @@ test('log read prints a range of a chat by id, and of an older-version file conv
   const fixture = new URL('../chat-log/__fixtures__/v0.jsonl', import.meta.url).pathname;
   assert.equal(await runCli(['log', 'read', fixture], v0), 0);
   assert.ok(v0.lines.length > 0);
-  assert.match(v0.errors.join('\n'), /version 0 log shown converted to version 4/);
+  assert.match(v0.errors.join('\n'), /version 0 log shown converted to version 5/);
 });

@@ -1,5 +1,5 @@
 /**
- * One step per format version: v0 -> v1 -> v2 -> v3 -> v4. Each step takes a log that is valid in
+ * One step per format version: v0 -> v1 -> v2 -> v3 -> v4 -> v5. Each step takes a log that is valid in
  * one version and returns it valid in the next; `../convert.ts` chains them. See HISTORY.md.
  */
 import type { z } from 'zod';
@@ -10,6 +10,7 @@ import type * as v1 from './v1.ts';
 import type * as v2 from './v2.ts';
 import type * as v3 from './v3.ts';
 import type * as v4 from './v4.ts';
+import type * as v5 from './v5.ts';
 
 export interface Log<H, E> {
   header: H;
@@ -145,4 +146,13 @@ export function upgradeV3(log: Log<v3.Header, v3.Event>): Log<v4.Header, v4.Even
     out.push(request);
   }
   return { header, events: out.map((e, seq) => ({ ...e, seq })) };
+}
+
+/**
+ * v4 -> v5: v5 only adds (the raw part, a message's wire fields, the role `other`, the `responses`
+ * format, the response id, the compaction event, the header's conversation), so every v4 record is
+ * a valid v5 record and only the version number changes.
+ */
+export function upgradeV4(log: Log<v4.Header, v4.Event>): Log<v5.Header, v5.Event> {
+  return { header: { ...log.header, version: 5 }, events: log.events };
 }

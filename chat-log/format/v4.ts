@@ -1,5 +1,5 @@
 /**
- * Chat log format version 4 (current). FROZEN once shipped: only seed 002's three in-version
+ * Chat log format version 4. FROZEN once shipped: only seed 002's three in-version
  * changes are allowed here (an optional property inside an event body; a new event payload version
  * keeping every earlier variant, numbered higher; a source kind added only as an attribution), and
  * `npm test` checks that against `chat-log/fingerprints.json`. Anything else starts v5.

@@ -3,7 +3,7 @@
  * memory, caught up with new events, and saved as a checkpoint (its state is plain JSON).
  */
 import type { z } from 'zod';
-import type { Event } from '../format/v4.ts';
+import type { Event } from '../format/current.ts';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 

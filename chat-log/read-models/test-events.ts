@@ -1,6 +1,6 @@
 /** Builders of stored v4 events for read-model tests, and a fast-check generator of any event. */
 import fc from 'fast-check';
-import type { ContentPart, Event } from '../format/v4.ts';
+import type { ContentPart, Event } from '../format/current.ts';
 
 const hex = (c: string) => c.repeat(64);
 

@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { pruningEvent } from '../../chat-log/format/v4.ts';
+import { pruningEvent } from '../../chat-log/format/current.ts';
 import { parseConfig, type ConfigInput } from '../../config/config.ts';
 import {
   WIRE_FORMATS,

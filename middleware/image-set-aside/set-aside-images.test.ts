@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { imageSetAsideEvent } from '../../chat-log/format/v4.ts';
+import { imageSetAsideEvent } from '../../chat-log/format/current.ts';
 import { createAnthropicRequestView } from '../../providers/anthropic/request-view.ts';
 import { createOpenaiRequestView } from '../../providers/openai/request-view.ts';
 import type { ImageRef } from '../../providers/request-view.ts';

@@ -3,7 +3,7 @@
  * through `replaySetAside`, so the first request and every later replay carry the same bytes.
  */
 import type { z } from 'zod';
-import type { imageSetAsideEvent } from '../../chat-log/format/v4.ts';
+import type { imageSetAsideEvent } from '../../chat-log/format/current.ts';
 import type { ImageRef, RequestView } from '../../providers/request-view.ts';
 import { imageKey } from './image-key.ts';
 import { ordinalOf, type ImageOrdinals } from './ordinals.ts';

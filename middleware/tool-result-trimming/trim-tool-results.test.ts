@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { trimEvent } from '../../chat-log/format/v4.ts';
+import { trimEvent } from '../../chat-log/format/current.ts';
 import { createAnthropicRequestView } from '../../providers/anthropic/request-view.ts';
 import { createOpenaiRequestView } from '../../providers/openai/request-view.ts';
 import type { RequestView } from '../../providers/request-view.ts';

@@ -4,7 +4,7 @@
  * the error flag stay where they are. Each cut becomes a decision the chat log records.
  */
 import type { z } from 'zod';
-import type { trimEvent } from '../../chat-log/format/v4.ts';
+import type { trimEvent } from '../../chat-log/format/current.ts';
 import type { RequestView } from '../../providers/request-view.ts';
 import { assertCutLimits, countCodePoints, keepHeadAndTail, type CutLimits } from './cut-middle.ts';
 import { sha256Hex } from '../../lib/sha256.ts';

@@ -5,7 +5,7 @@
  * @see https://docs.anthropic.com/en/docs/build-with-claude/streaming
  */
 import { createHash } from 'node:crypto';
-import type { ToolRef, Usage } from '../../chat-log/format/v4.ts';
+import type { ToolRef, Usage } from '../../chat-log/format/current.ts';
 import type {
   NormalizeOptions,
   NormalizedRequest,

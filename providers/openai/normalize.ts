@@ -6,7 +6,7 @@
  * @see https://platform.openai.com/docs/api-reference/chat-streaming/streaming
  */
 import { createHash } from 'node:crypto';
-import type { ToolRef, Usage } from '../../chat-log/format/v4.ts';
+import type { ToolRef, Usage } from '../../chat-log/format/current.ts';
 import type {
   NormalizeOptions,
   NormalizedRequest,

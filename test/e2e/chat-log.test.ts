@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import type { ContentPart, Event, Header } from '../../chat-log/format/v4.ts';
+import type { ContentPart, Event, Header } from '../../chat-log/format/current.ts';
 import { makeGif, makeJpeg, makePng, makeWebp } from '../../chat-log/test-images.ts';
 import { anthropicMessage, openaiCompletion } from '../fake-provider/fake-bodies.ts';
 import type { RecordedRequest } from '../fake-provider/fake-provider.ts';
@@ -167,7 +167,7 @@ describe('the chat log of a multi-turn chat', () => {
 
         const session = await getSession(gw.url, id);
         assert.equal(session.header.id, id);
-        assert.equal(session.header.version, 4);
+        assert.equal(session.header.version, 5);
         assert.equal(session.snapshot.position, events.length - 1);
         assert.deepEqual(
           (
@@ -320,7 +320,7 @@ describe('chat header metadata and the sessions API', () => {
       );
       const { header } = await getSession(gw.url, id);
       assert.deepEqual(header, {
-        version: 4,
+        version: 5,
         id,
         createdAt: gw.clock.now(),
         cwd: '/home/dev/project',
@@ -376,7 +376,7 @@ describe('chat header metadata and the sessions API', () => {
     assert.equal(res.status, 201);
     const created = (await res.json()) as { header: Header };
     const expected = {
-      version: 4,
+      version: 5,
       id: 'posted-1',
       createdAt: gw.clock.now(),
       cwd: '/srv/app',

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { makePng } from '../../chat-log/test-images.ts';
-import type { Event } from '../../chat-log/format/v4.ts';
+import type { Event } from '../../chat-log/format/current.ts';
 import { bodies } from '../fake-provider/fake-bodies.ts';
 import { countImages, type FakeReply, type RecordedRequest } from '../fake-provider/fake-provider.ts';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';

@@ -16,7 +16,7 @@ import { FakeProvider } from '../fake-provider/fake-provider.ts';
 import { bodies } from '../fake-provider/fake-bodies.ts';
 import { newKey } from '../../server/cli-keys.ts';
 import { createLogger } from '../../server/logger.ts';
-import type { Event } from '../../chat-log/format/v4.ts';
+import type { Event } from '../../chat-log/format/current.ts';
 
 const research = newKey();
 const admin = newKey();

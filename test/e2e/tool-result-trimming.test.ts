@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileLogBackend } from '../../chat-log/store-file.ts';
 import { makePng } from '../../chat-log/test-images.ts';
-import type { Event, NewEvent } from '../../chat-log/format/v4.ts';
+import type { Event, NewEvent } from '../../chat-log/format/current.ts';
 import { bodies } from '../fake-provider/fake-bodies.ts';
 import type { FakeReply } from '../fake-provider/fake-provider.ts';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';

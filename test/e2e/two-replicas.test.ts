@@ -19,7 +19,7 @@ import { FakeProvider, countImages } from '../fake-provider/fake-provider.ts';
 import { dropPrefix, redisSkip, redisUrl, uniquePrefix } from '../helpers/redis-test.ts';
 import { testStoreIsRedis } from '../helpers/start-gateway.ts';
 import { makePng } from '../../chat-log/test-images.ts';
-import type { Event } from '../../chat-log/format/v4.ts';
+import type { Event } from '../../chat-log/format/current.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -158,7 +158,7 @@ describe('validateResponse', () => {
   });
 
   it('checks session headers and snapshots', () => {
-    const header = { version: 4, id: 'chat-1', createdAt: 1_700_000_000_000, cwd: '/srv/project', depth: 1 };
+    const header = { version: 5, id: 'chat-1', createdAt: 1_700_000_000_000, cwd: '/srv/project', depth: 1 };
     assert.deepEqual(
       validateResponse(doc, 'GET', '/v1/sessions/chat-1', 200, {
         header,

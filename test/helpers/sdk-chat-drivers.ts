@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import type { Event, Header } from '../../chat-log/format/v4.ts';
+import type { Event, Header } from '../../chat-log/format/current.ts';
 import type { FakeProvider, FakeReply, RecordedRequest } from '../fake-provider/fake-provider.ts';
 import type { SseEvent } from '../fake-provider/fake-bodies.ts';
 

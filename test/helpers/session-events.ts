@@ -3,7 +3,7 @@
  * gateway. Tests use it to check what the gateway recorded (full texts, images, decisions).
  */
 import assert from 'node:assert/strict';
-import type { Event } from '../../chat-log/format/v4.ts';
+import type { Event } from '../../chat-log/format/current.ts';
 
 /** Every event of chat `id`, from sequence 0 to the end. */
 export async function sessionEvents(gatewayUrl: string, id: string): Promise<Event[]> {
