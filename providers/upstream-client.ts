@@ -64,13 +64,13 @@ export class UpstreamClient {
   }
 
   /**
-   * POSTs (or GETs) `body` to `url`; throws UpstreamError for connection failures, timeouts and
+   * POSTs (or GETs, or DELETEs) `body` to `url`; throws UpstreamError for connection failures, timeouts and
    * redirects (a provider answer never sends the client elsewhere: the route answers 502). The body
    * of an answer that is not a 2xx is read here and given back with the provider keys masked.
    */
   async send(opts: {
     url: string;
-    method?: 'POST' | 'GET';
+    method?: 'POST' | 'GET' | 'DELETE';
     headers: Record<string, string>;
     body?: Buffer | string;
     signal?: AbortSignal;

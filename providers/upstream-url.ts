@@ -7,13 +7,14 @@
 import { OdaError } from '../lib/errors.ts';
 
 /**
- * Joins `baseUrl` and `apiPath` (which starts with `/`), adds only the `query` parameters given,
- * and asserts that the result stays on the base URL's origin and under its path.
+ * Joins `baseUrl` and `apiPath` (which starts with `/`), adds only the `query` parameters given
+ * (a list repeats the parameter, as `include[]=a&include[]=b`), and asserts that the result stays
+ * on the base URL's origin and under its path.
  */
 export function buildUpstreamUrl(
   baseUrl: string,
   apiPath: string,
-  query: Readonly<Record<string, string>> = {},
+  query: Readonly<Record<string, string | readonly string[]>> = {},
 ): string {
   const base = new URL(baseUrl);
   if (!apiPath.startsWith('/') || apiPath.startsWith('//') || /[?#\\]/.test(apiPath)) {
@@ -22,7 +23,7 @@ export function buildUpstreamUrl(
   const basePath = base.pathname.replace(/\/+$/, '');
   const url = new URL(base.origin);
   url.pathname = `${basePath}${apiPath}`;
-  for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
+  for (const [k, v] of Object.entries(query)) for (const one of [v].flat()) url.searchParams.append(k, one);
   if (url.origin !== base.origin || !url.pathname.startsWith(`${basePath}/`)) {
     throw upstreamUrlError(`built URL left the provider's base URL ${base.origin}${basePath}`);
   }
