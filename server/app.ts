@@ -19,6 +19,7 @@ import { bodyDeadline } from './body-deadline.ts';
 import { jsonContentTypeOnly } from './content-type-guard.ts';
 import { fairShare } from './fair-share.ts';
 import { originGuard } from './origin-guard.ts';
+import { readBody } from './read-body.ts';
 import { ChatBinder } from './chat-binder.ts';
 import type { Config } from '../config/config.ts';
 import { errorHandler } from './error-handler.ts';
@@ -161,7 +162,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
   app.use(jsonContentTypeOnly());
   // A slot per call before its body is read: bodies in memory are bounded by server.maxConcurrent.
   app.use(fairShare(config));
-  app.use(express.raw({ type: () => true, limit: config.server.bodyLimit }));
+  app.use(readBody(config.server.bodyLimit));
   app.use(
     jsonLimits({
       ...DEFAULT_JSON_LIMITS,

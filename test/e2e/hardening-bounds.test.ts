@@ -1,0 +1,374 @@
+/**
+ * Fair share and bounds (SPEC section 14), each as the attack that found it: one team holding
+ * every slot, bodies of 300,000 messages or thousands of "images", a body that never finishes
+ * arriving, a wrong key followed by a large body, too many sockets, and a refusal that names no
+ * count making the image repair go one image per round. Every test checks what the client got and
+ * what the provider received.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import Anthropic from '@anthropic-ai/sdk';
+import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
+import { FakeProvider, countImages } from '../fake-provider/fake-provider.ts';
+import { rawRequest, requestHead, sendPartialRequest, statusOf } from '../helpers/raw-http.ts';
+import { newKey } from '../../server/cli-keys.ts';
+import { createGatewayServer } from '../../server/listen.ts';
+import { makePng } from '../../chat-log/test-images.ts';
+
+const teamA = newKey();
+const teamB = newKey();
+
+const messagesBody = (n = 1) => ({
+  model: 'claude-test',
+  max_tokens: 10,
+  messages: Array.from({ length: n }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `m${i}` })),
+});
+const chatBody = (n = 1) => ({
+  model: 'gpt-test',
+  messages: Array.from({ length: n }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `m${i}` })),
+});
+
+/** Waits (polling, no deadline asserted) until `check` holds. */
+async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.fail(`gave up waiting: ${what}`);
+}
+
+describe('fair share: per-team and gateway-wide caps on calls in flight', () => {
+  let fake: FakeProvider;
+  let gw: TestGateway;
+  before(async () => {
+    fake = await new FakeProvider().start();
+    gw = await startGateway({
+      fakeProvider: fake,
+      config: {
+        server: { maxConcurrent: 3 },
+        teams: [
+          { name: 'a', keys: [teamA.hash], maxConcurrent: 2 },
+          { name: 'b', keys: [teamB.hash], maxConcurrent: 2 },
+        ],
+      },
+    });
+  });
+  after(async () => {
+    await gw.close();
+    await fake.close();
+  });
+
+  test('a team over its share gets a 429 in the endpoint’s format; other teams still get through', async () => {
+    fake.reset();
+    fake.script({ hang: true }, { hang: true }, { hang: true });
+    const held: AbortController[] = [];
+    const hold = (key: string) => {
+      const abort = new AbortController();
+      held.push(abort);
+      void fetch(`${gw.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': key },
+        body: JSON.stringify(messagesBody()),
+        signal: abort.signal,
+      }).catch(() => undefined);
+    };
+    hold(teamA.key);
+    hold(teamA.key);
+    await until(() => fake.requests.length === 2, 'two calls of team a at the provider');
+
+    // Team a's third call: Anthropic's SDK sees a RateLimitError with retry-after.
+    const client = new Anthropic({ baseURL: gw.url, apiKey: teamA.key, maxRetries: 0 });
+    const err = await client.messages
+      .create(messagesBody() as Anthropic.MessageCreateParamsNonStreaming)
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    assert.ok(err instanceof Anthropic.RateLimitError, String(err));
+    assert.equal(err.headers?.get('retry-after'), '1');
+    assert.equal((err.error as { error: { type: string } }).error.type, 'rate_limit_error');
+    assert.match(
+      String((err.error as { error: { message: string } }).error.message),
+      /teams\[\]\.maxConcurrent/,
+    );
+    assert.equal(fake.requests.length, 2, 'the provider never saw it');
+
+    // Team b is not held up by team a.
+    hold(teamB.key);
+    await until(() => fake.requests.length === 3, 'team b’s call at the provider');
+
+    // Now the gateway is full (3): team b's second call is refused gateway-wide, in OpenAI's shape.
+    const full = await rawRequest(gw.url, {
+      path: '/v1/chat/completions',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${teamB.key}` },
+      body: JSON.stringify(chatBody()),
+    });
+    assert.equal(full.status, 429);
+    assert.equal((full.json?.error as { type: string }).type, 'rate_limit_error');
+    assert.equal((full.json?.error as { code: string }).code, 'ODA_ERR_TOO_MANY_CALLS');
+    assert.match((full.json?.error as { message: string }).message, /server\.maxConcurrent/);
+    assert.equal(fake.requests.length, 3);
+
+    // Reads are not calls: a held team still lists its chats.
+    const list = await rawRequest(gw.url, {
+      method: 'GET',
+      path: '/v1/sessions',
+      headers: { authorization: `Bearer ${teamA.key}` },
+    });
+    assert.equal(list.status, 200, list.text);
+
+    // A finished (here: abandoned) call frees its slot.
+    held[0]!.abort();
+    await until(async () => {
+      const r = await rawRequest(gw.url, {
+        path: '/v1/messages',
+        headers: { 'content-type': 'application/json', 'x-api-key': teamA.key },
+        body: JSON.stringify(messagesBody()),
+      });
+      return r.status === 200;
+    }, 'team a gets a slot back');
+    for (const h of held) h.abort();
+  });
+});
+
+describe('bounded work per request: messages and images', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startGateway({ config: { server: { maxMessages: 10, maxImagesPerRequest: 3 } } });
+  });
+  after(async () => gw.close());
+
+  test('more than server.maxMessages messages is a 413 in each format; the limit itself passes', async () => {
+    gw.fake.reset();
+    const over = await rawRequest(gw.url, {
+      path: '/v1/messages',
+      headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify(messagesBody(11)),
+    });
+    assert.equal(over.status, 413, over.text);
+    assert.equal((over.json?.error as { type: string }).type, 'request_too_large');
+    assert.match(
+      (over.json?.error as { message: string }).message,
+      /more than 10 messages \(server\.maxMessages\)/,
+    );
+    const overOpenai = await rawRequest(gw.url, {
+      path: '/v1/chat/completions',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(chatBody(11)),
+    });
+    assert.equal(overOpenai.status, 413);
+    assert.equal((overOpenai.json?.error as { param: string }).param, 'messages');
+    assert.equal(gw.fake.requests.length, 0, 'the provider received nothing');
+
+    const at = await rawRequest(gw.url, {
+      path: '/v1/messages',
+      headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify(messagesBody(9)),
+    });
+    assert.equal(at.status, 200, at.text);
+    assert.equal(gw.fake.requests.length, 1);
+  });
+
+  test('more than server.maxImagesPerRequest images is a 413, wherever they sit', async () => {
+    gw.fake.reset();
+    const png = makePng(1, 1).toString('base64');
+    const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } };
+    const body = {
+      model: 'claude-test',
+      max_tokens: 10,
+      messages: [
+        { role: 'user', content: [image, image] },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'shot', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [image, image] }] },
+      ],
+    };
+    const r = await rawRequest(gw.url, {
+      path: '/v1/messages',
+      headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify(body),
+    });
+    assert.equal(r.status, 413, r.text);
+    assert.match(
+      (r.json?.error as { message: string }).message,
+      /more than 3 images \(server\.maxImagesPerRequest\)/,
+    );
+    assert.equal(gw.fake.requests.length, 0);
+    const openai = await rawRequest(gw.url, {
+      path: '/v1/chat/completions',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'gpt-test',
+        messages: [
+          {
+            role: 'user',
+            content: Array.from({ length: 4 }, () => ({
+              type: 'image_url',
+              image_url: { url: `data:image/png;base64,${png}` },
+            })),
+          },
+        ],
+      }),
+    });
+    assert.equal(openai.status, 413);
+    assert.equal(gw.fake.requests.length, 0);
+  });
+});
+
+describe('bounded connections: slow bodies, early refusals, too many sockets', () => {
+  const team = newKey();
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startGateway({
+      config: {
+        teams: [{ name: 'solo', keys: [team.hash] }],
+        server: { bodyLimit: '1mb' },
+        timeouts: { bodyMs: 300 },
+      },
+    });
+  });
+  after(async () => gw.close());
+
+  test('a body that does not arrive within timeouts.bodyMs is a 408 and its connection is closed', async () => {
+    gw.fake.reset();
+    const head = requestHead(gw.url, '/v1/messages', 1000, {
+      'x-api-key': team.key,
+      'anthropic-version': '2023-06-01',
+    });
+    const outcome = await sendPartialRequest(gw.url, head, '{"model":"claude-test",', 10_000);
+    assert.ok(outcome.closedByServer, 'the gateway closed the connection');
+    assert.equal(statusOf(outcome.received), 408, outcome.received);
+    assert.match(outcome.received, /timeouts\.bodyMs/);
+    assert.match(outcome.received, /"type":"error"/, 'in the Anthropic shape');
+    assert.equal(gw.fake.requests.length, 0);
+  });
+
+  test('a wrong key answers 401 and closes at once instead of reading a large body', async () => {
+    const head = requestHead(gw.url, '/v1/chat/completions', 900_000, {
+      authorization: 'Bearer not-a-team-key',
+    });
+    // Far shorter than timeouts.bodyMs would need to close it for the body's sake: the 401 closes it.
+    const outcome = await sendPartialRequest(gw.url, head, 'x'.repeat(1000), 250);
+    assert.equal(statusOf(outcome.received), 401, outcome.received);
+    assert.match(outcome.received, /connection: close/i);
+    assert.ok(outcome.closedByServer, 'closed without waiting for the other 899,000 bytes');
+  });
+
+  test('a declared length over server.bodyLimit answers 413 and closes at once', async () => {
+    const head = requestHead(gw.url, '/v1/messages', 60_000_000, {
+      'x-api-key': team.key,
+      'anthropic-version': '2023-06-01',
+    });
+    const outcome = await sendPartialRequest(gw.url, head, 'x'.repeat(1000), 250);
+    assert.equal(statusOf(outcome.received), 413, outcome.received);
+    assert.ok(outcome.closedByServer);
+    assert.equal(gw.fake.requests.length, 0);
+  });
+
+  test('server.maxConnections: further sockets are closed as they arrive', async () => {
+    const config = {
+      ...gw.gateway.context.config,
+      server: { ...gw.gateway.context.config.server, maxConnections: 2 },
+    };
+    const server = createGatewayServer(gw.gateway, config);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const open = (): Promise<Socket> =>
+      new Promise((resolve, reject) => {
+        const s = connect(port, '127.0.0.1', () => resolve(s));
+        s.on('error', reject);
+      });
+    const held = [await open(), await open()];
+    await until(
+      () => new Promise<boolean>((resolve) => server.getConnections((_e, n) => resolve(n === 2))),
+      'two connections held',
+    );
+    const third = await open();
+    const closed = await new Promise<boolean>((resolve) => {
+      third.on('close', () => resolve(true));
+      third.on('error', () => resolve(true));
+      third.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    });
+    assert.ok(closed, 'the third socket was closed');
+    held[0]!.destroy();
+    await until(async () => {
+      const r = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined);
+      return r?.status === 200;
+    }, 'a slot frees up');
+    for (const s of held) s.destroy();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+});
+
+describe('repair rounds: capped, and doubling when the refusal names no count', () => {
+  /** 200 distinct tiny PNGs in one Anthropic request. */
+  const images = Array.from({ length: 200 }, (_, i) => ({
+    type: 'image',
+    source: {
+      type: 'base64',
+      media_type: 'image/png',
+      data: makePng(1 + (i % 20), 1 + Math.floor(i / 20)).toString('base64'),
+    },
+  }));
+  const body = {
+    model: 'claude-test',
+    max_tokens: 10,
+    messages: [{ role: 'user', content: [{ type: 'text', text: 'look' }, ...images] }],
+  };
+  /** A provider that refuses more than 100 images without saying how many were sent. */
+  const refuseOver100 = (fake: FakeProvider) => {
+    for (let i = 0; i < 300; i++) {
+      fake.script((rec) =>
+        countImages(rec.json ?? {}).length > 100
+          ? {
+              status: 400,
+              json: {
+                type: 'error',
+                error: { type: 'invalid_request_error', message: 'Too many images in this request.' },
+              },
+            }
+          : undefined,
+      );
+    }
+  };
+
+  test('each round sets aside twice as many as the one before: 200 images take 7 rounds, not 100', async () => {
+    const gw = await startGateway();
+    try {
+      refuseOver100(gw.fake);
+      const r = await rawRequest(gw.url, {
+        path: '/v1/messages',
+        headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify(body),
+      });
+      assert.equal(r.status, 200, r.text.slice(0, 300));
+      assert.deepEqual(
+        gw.fake.requests.map((q) => countImages(q.json ?? {}).length),
+        [200, 199, 197, 193, 185, 169, 137, 73],
+      );
+      assert.equal(r.headers['x-oda-images-set-aside'], '127');
+    } finally {
+      await gw.close();
+    }
+  });
+
+  test('repairs.maxRounds caps the rounds; then the refusal goes back to the client', async () => {
+    const gw = await startGateway({ config: { repairs: { maxRounds: 3 } } });
+    try {
+      refuseOver100(gw.fake);
+      const r = await rawRequest(gw.url, {
+        path: '/v1/messages',
+        headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify(body),
+      });
+      assert.equal(r.status, 400);
+      assert.match(r.text, /Too many images/);
+      assert.equal(r.headers['x-should-retry'], 'false');
+      assert.equal(gw.fake.requests.length, 4, 'the first call and three repair rounds');
+    } finally {
+      await gw.close();
+    }
+  });
+});
