@@ -5,7 +5,7 @@
  */
 import type { Clock } from '../lib/clock.ts';
 import type { NormalizedMessage } from './pending-message.ts';
-import type { ChatSummary, LogBackend } from './store.ts';
+import type { ChatListQuery, ChatPage, ChatSummary, EventLines, LogBackend, StoreStats } from './store.ts';
 import { VERSION, type Event, type Header, type NewEvent } from './format/current.ts';
 import type { AttachmentStore } from './attachments.ts';
 import { validateHeader } from './header.ts';
@@ -150,6 +150,32 @@ export class ChatLog {
 
   list(): Promise<ChatSummary[]> {
     return this.backend.list();
+  }
+
+  /** One page of chats, newest activity first (`chat-page.ts`). */
+  listPage(query: ChatListQuery): Promise<ChatPage> {
+    return this.backend.listPage(query);
+  }
+
+  /**
+   * Part of a log as its stored lines, for streaming to a client: offset and length are checked
+   * like `read`'s, and at most `maxEvents` events and `maxBytes` bytes are given.
+   */
+  readLines(
+    id: string,
+    offset: unknown,
+    length: unknown,
+    maxEvents: number,
+    maxBytes: number,
+  ): Promise<EventLines> {
+    const range = parseReadRange(offset, length);
+    assertChatId(id);
+    return this.backend.readLines(id, range.offset, Math.min(maxEvents, range.length ?? maxEvents), maxBytes);
+  }
+
+  /** Chats held in memory: read models here, and the backend's own counts. */
+  stats(): StoreStats & { readModels: number } {
+    return { ...this.backend.stats(), readModels: this.models.size };
   }
 
   ping(): Promise<boolean> {

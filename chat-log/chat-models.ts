@@ -74,6 +74,11 @@ export class ChatModels {
     this.opts = opts;
   }
 
+  /** Chats whose models are in memory. */
+  get size(): number {
+    return this.entries.size;
+  }
+
   /** The chat's current state (loaded and caught up); undefined when the chat does not exist. */
   async state(id: string): Promise<ChatState | undefined> {
     return this.mutex.run(id, async () => {

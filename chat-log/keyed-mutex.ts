@@ -24,6 +24,11 @@ export class KeyedMutex {
     }
   }
 
+  /** True while `key` has a holder or a caller waiting for it. */
+  busy(key: string): boolean {
+    return this.tails.has(key);
+  }
+
   /** Resolves once every holder that has queued so far is done. */
   async idle(): Promise<void> {
     await Promise.all([...this.tails.values()]);

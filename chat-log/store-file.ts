@@ -1,21 +1,35 @@
 /**
  * The embedded chat-log backend: one append-only JSONL file per chat under `dataDir/chats/`
  * (line 1 the header, then one event per line), checkpoints as small JSON files under
- * `dataDir/checkpoints/<id>/`. Appends of one chat are serialised in process and written with one
+ * `dataDir/checkpoints/<id>/`, and a lasting chat index for listing (`chat-index.ts`,
+ * `dataDir/chat-index.sqlite`). Appends of one chat are serialised in process and written with one
  * write plus datasync; a torn last line left by a crash is set aside when the file is next opened.
+ *
+ * Memory is bounded whatever the number of chats: the state of open chats (line offsets, header)
+ * is kept for the `maxOpenChats` most recently used ones, append handles for `maxOpenFiles`.
  */
 import { promises as fsp, constants as fsc } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { OdaError } from '../lib/errors.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
-import { parseStoredCheckpoint, type ChatSummary, type LogBackend, type StoredCheckpoint } from './store.ts';
+import {
+  parseStoredCheckpoint,
+  type ChatSummary,
+  type EventLines,
+  type LogBackend,
+  type StoreStats,
+  type StoredCheckpoint,
+} from './store.ts';
 import type { Event, Header, NewEvent } from './format/current.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 import { isChatId, notFound, pathInside } from './chat-id.ts';
 import { headerLine, prepareBatch, prepareSeed, parseEventLine } from './event-batch.ts';
 import { openChatFile, type ChatFile } from './chat-file.ts';
 import { AppendFile, type FsyncMode } from './append-file.ts';
+import { ChatIndex, type IndexRow } from './chat-index.ts';
+import { rebuildIndex, rowOfOpenChat, type IndexLog, type RebuildProgress } from './chat-index-rebuild.ts';
+import type { ChatListQuery, ChatPage } from './chat-page.ts';
 
 export interface FileLogBackendOptions {
   dataDir: string;
@@ -23,8 +37,45 @@ export interface FileLogBackendOptions {
   fsync?: FsyncMode;
   /** Append handles kept open at most; the least recently used beyond this are closed. */
   maxOpenFiles?: number;
+  /** Chats whose state (header, line offsets) stays in memory; the least recently used are dropped. */
+  maxOpenChats?: number;
+  /**
+   * When the chat index found not closed cleanly is brought up to date: always (the gateway, the
+   * index's only writer), or only when the process that left it is gone (a command-line reader
+   * next to a running gateway).
+   */
+  indexCheck?: 'always' | 'when-owner-exited';
+  /** Progress of index rebuilds (the gateway passes its logger). */
+  log?: IndexLog;
   /** Names set-aside torn tails; defaults to the system clock. */
   clock?: Clock;
+}
+
+/** A rebuild of at most this many chat files is waited for by a listing; a larger one is not. */
+const WAIT_FOR_REBUILD_FILES = 2000;
+
+/** Bytes read from a chat file at once by a streamed read. */
+const READ_CHUNK = 1024 * 1024;
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/** A chat in memory: its opening, and its state once opened. */
+interface OpenChat {
+  opening: Promise<ChatFile | undefined>;
+  file?: ChatFile;
+}
+
+/** The index, opened on first use, and its rebuild when one runs. */
+interface IndexState {
+  index: ChatIndex;
+  rebuild?: { progress: RebuildProgress; listed: Promise<number>; done: Promise<void> };
 }
 
 const changedUnder = (id: string) =>
@@ -61,16 +112,26 @@ export class FileLogBackend implements LogBackend {
   private readonly clock: Clock;
   private readonly appendMutex = new KeyedMutex();
   private readonly chatMutex = new KeyedMutex();
-  /** Open chats: index of line offsets and count, kept after the first open. */
-  private readonly open = new Map<string, Promise<ChatFile | undefined>>();
+  /** Open chats (line offsets, header), least recently used first. */
+  private readonly open = new Map<string, OpenChat>();
   /** Append handles by chat, in least-recently-used order. */
   private readonly writers = new Map<string, AppendFile>();
   private readonly fsync: FsyncMode;
   private readonly maxOpenFiles: number;
+  private readonly maxOpenChats: number;
+  private readonly indexCheck: 'always' | 'when-owner-exited';
+  private readonly log: IndexLog | undefined;
+  private indexState: IndexState | undefined;
+  private closed = false;
+  /** True once this process took the index over (it marks it clean when it closes). */
+  private ownsIndex = false;
 
   constructor(opts: FileLogBackendOptions) {
     this.fsync = opts.fsync ?? 'batch';
     this.maxOpenFiles = opts.maxOpenFiles ?? 256;
+    this.maxOpenChats = opts.maxOpenChats ?? 1000;
+    this.indexCheck = opts.indexCheck ?? 'always';
+    this.log = opts.log;
     this.dataDir = opts.dataDir;
     this.chatsDir = join(opts.dataDir, 'chats');
     this.checkpointsDir = join(opts.dataDir, 'checkpoints');
@@ -85,17 +146,38 @@ export class FileLogBackend implements LogBackend {
   /** The chat's open state, opening (and indexing, repairing, converting) it on first use. */
   private chat(id: string): Promise<ChatFile | undefined> {
     const path = this.pathOf(id);
-    let p = this.open.get(id);
-    if (!p) {
-      p = openChatFile(id, path, this.clock.now());
-      this.open.set(id, p);
-      // An absent chat is not remembered: it may be created by another process later.
-      p.then(
-        (c) => c === undefined && this.open.get(id) === p && this.open.delete(id),
-        () => this.open.get(id) === p && this.open.delete(id),
-      );
+    const known = this.open.get(id);
+    if (known) {
+      // Most recently used last.
+      this.open.delete(id);
+      this.open.set(id, known);
+      return known.opening;
     }
-    return p;
+    const entry: OpenChat = { opening: openChatFile(id, path, this.clock.now()) };
+    this.open.set(id, entry);
+    entry.opening.then(
+      (c) => {
+        // An absent chat is not remembered: it may be created by another process later.
+        if (c === undefined && this.open.get(id) === entry) this.open.delete(id);
+        else entry.file = c;
+      },
+      () => this.open.get(id) === entry && this.open.delete(id),
+    );
+    this.dropLeastUsed();
+    return entry.opening;
+  }
+
+  /**
+   * Forgets the least recently used chats beyond `maxOpenChats`. A chat still opening or with an
+   * append under way stays (reopening it then could see a write in progress as a torn line).
+   */
+  private dropLeastUsed(): void {
+    if (this.open.size <= this.maxOpenChats) return;
+    for (const [id, entry] of this.open) {
+      if (this.open.size <= this.maxOpenChats) return;
+      if (!entry.file || this.appendMutex.busy(id)) continue;
+      this.open.delete(id);
+    }
   }
 
   private async existing(id: string): Promise<ChatFile> {
@@ -122,6 +204,16 @@ export class FileLogBackend implements LogBackend {
       }
       await syncDir(this.chatsDir);
       this.open.delete(header.id);
+      this.indexed({
+        id: header.id,
+        createdAt: header.createdAt,
+        eventCount: seed.length,
+        lastActivityAt: seed.at(-1)?.at ?? header.createdAt,
+        size: Buffer.byteLength(text),
+        ...(header.parent !== undefined ? { parent: header.parent } : {}),
+        ...(header.team !== undefined ? { team: header.team } : {}),
+        ...(header.cwd !== undefined ? { cwd: header.cwd } : {}),
+      });
       return 'created';
     });
   }
@@ -160,6 +252,7 @@ export class FileLogBackend implements LogBackend {
       }
       c.size = pos;
       c.lastAt = now;
+      this.indexed(rowOfOpenChat(c));
       return batch.events;
     });
   }
@@ -199,29 +292,174 @@ export class FileLogBackend implements LogBackend {
     return (await this.existing(id)).offsets.length;
   }
 
+  /**
+   * Every chat, in id order, from the index (never opening chat files); waits for a rebuild under
+   * way. For tools and tests: the gateway lists by page.
+   */
   async list(): Promise<ChatSummary[]> {
-    const names = await fsp.readdir(this.chatsDir).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return [] as string[];
-      throw err;
-    });
-    const out: ChatSummary[] = [];
-    for (const name of names.sort()) {
-      if (!name.endsWith('.jsonl')) continue;
-      const id = name.slice(0, -'.jsonl'.length);
-      if (!isChatId(id)) continue;
-      const c = await this.chat(id).catch(() => undefined);
-      if (!c || c.header.id !== id) continue;
-      const summary: ChatSummary = {
-        id,
-        createdAt: c.header.createdAt,
-        eventCount: c.offsets.length,
-        lastActivityAt: c.lastAt ?? c.header.createdAt,
-      };
-      if (c.header.parent !== undefined) summary.parent = c.header.parent;
-      if (c.header.team !== undefined) summary.team = c.header.team;
-      out.push(summary);
+    const state = this.indexed();
+    await state.rebuild?.done;
+    const rows = state.index.page({ limit: Number.MAX_SAFE_INTEGER - 1 });
+    return rows.map(summaryOf).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  /**
+   * One page of chats from the index, newest activity first. While the index is being rebuilt the
+   * page shows the chats indexed so far (`indexing`), except that a small rebuild is waited for.
+   */
+  async listPage(q: ChatListQuery): Promise<ChatPage> {
+    const state = this.indexed();
+    const rebuild = state.rebuild;
+    if (rebuild && (await rebuild.listed) <= WAIT_FOR_REBUILD_FILES) await rebuild.done;
+    const rows = state.index.page(q);
+    const chats = rows.slice(0, q.limit).map(summaryOf);
+    const page: ChatPage = { chats };
+    const last = chats[chats.length - 1];
+    if (rows.length > q.limit && last) page.next = { lastActivityAt: last.lastActivityAt, id: last.id };
+    if (state.rebuild) page.indexing = true;
+    return page;
+  }
+
+  /**
+   * Stored event lines from `offset`, checked as they are read: at most `maxEvents`, and no more
+   * than `maxBytes` of lines unless the first line alone is larger. The byte range is known from
+   * the chat's line offsets, and the file is read in chunks of at most 1 MB of whole lines.
+   */
+  async readLines(id: string, offset: number, maxEvents: number, maxBytes: number): Promise<EventLines> {
+    const c = await this.existing(id);
+    const count = c.offsets.length;
+    const size = c.size;
+    const start = Math.min(offset, count);
+    const endOf = (k: number) => (k + 1 < count ? c.offsets[k + 1]! : size);
+    const from = c.offsets[start] ?? size;
+    let end = start;
+    while (end < count && end - start < maxEvents && (end === start || endOf(end) - from <= maxBytes)) end++;
+    const offsets = c.offsets.slice(start, end + 1);
+    const path = c.path;
+    async function* lines(): AsyncGenerator<string> {
+      if (start >= end) return;
+      const fh = await fsp.open(path, 'r');
+      try {
+        for (let k = start; k < end;) {
+          // Whole lines k..j-1, at most READ_CHUNK bytes (or one longer line).
+          const lineStart = offsets[k - start]!;
+          let j = k + 1;
+          while (j < end && (offsets[j + 1 - start] ?? size) - lineStart <= READ_CHUNK) j++;
+          const lineEnd = offsets[j - start] ?? size;
+          const buf = Buffer.alloc(lineEnd - lineStart);
+          let got = 0;
+          while (got < buf.length) {
+            const { bytesRead } = await fh.read(buf, got, buf.length - got, lineStart + got);
+            if (bytesRead === 0) break;
+            got += bytesRead;
+          }
+          if (got < buf.length) {
+            throw new OdaError('ODA_ERR_LOG_READ', 500, `chat log ${id} is shorter than its index`);
+          }
+          for (let i = k; i < j; i++) {
+            const a = offsets[i - start]! - lineStart;
+            const b = (offsets[i + 1 - start] ?? size) - lineStart - 1;
+            const line = buf.toString('utf8', a, b);
+            parseEventLine(line, id, i);
+            yield line;
+          }
+          k = j;
+        }
+      } finally {
+        await fh.close();
+      }
     }
-    return out;
+    return { count, lines: lines() };
+  }
+
+  /** How many chats this store holds state or handles for, and the size of its index. */
+  stats(): StoreStats {
+    return {
+      openChats: this.open.size,
+      openFiles: this.writers.size,
+      ...(this.indexState
+        ? { indexedChats: this.indexState.index.count(), indexing: this.indexState.rebuild !== undefined }
+        : {}),
+    };
+  }
+
+  /**
+   * Opens the chat index (once) and, when it was missing, of another schema or not closed cleanly,
+   * starts bringing it up to date from the chat files in the background. The gateway calls it at
+   * start so the rebuild begins before the first request; every listing and write calls it too.
+   */
+  openIndex(): void {
+    this.indexed();
+  }
+
+  /** The index state, opening the index on first use; records `row` when given. */
+  private indexed(row?: IndexRow): IndexState {
+    let state = this.indexState;
+    if (!state) {
+      if (this.closed) throw new OdaError('ODA_ERR_STORE_UNAVAILABLE', 503, 'the chat store is closed');
+      const index = new ChatIndex(join(this.dataDir, 'chat-index.sqlite'));
+      state = { index };
+      this.indexState = state;
+      const before = index.owner();
+      const check =
+        index.condition !== 'ready' &&
+        (this.indexCheck === 'always' ||
+          index.condition === 'missing' ||
+          before.pid === undefined ||
+          !alive(before.pid));
+      if (check) this.startRebuild(state, index.condition);
+      else if (this.indexCheck === 'always') {
+        index.setState('open');
+        this.ownsIndex = true;
+      }
+    }
+    if (row) state.index.put(row);
+    return state;
+  }
+
+  private startRebuild(state: IndexState, why: string): void {
+    const { index } = state;
+    index.setState('rebuilding');
+    this.ownsIndex = true;
+    const progress: RebuildProgress = { total: 0, done: 0, changed: 0 };
+    let listed!: (n: number) => void;
+    const listedP = new Promise<number>((resolve) => (listed = resolve));
+    this.log?.(
+      'info',
+      `chat index ${why === 'missing' ? 'is missing' : 'was not closed cleanly'}: bringing it up to date from the chat files`,
+      {
+        index: index.path,
+      },
+    );
+    const done = rebuildIndex(index, this.rebuildSource(), {
+      progress,
+      stopped: () => this.closed,
+      log: this.log,
+      onListed: listed,
+    })
+      .then(
+        () => {
+          if (!this.closed) index.setState('open');
+        },
+        (err: unknown) => {
+          this.log?.('warn', 'chat index rebuild failed; listings may miss chats until the next start', {
+            error: err instanceof Error ? err.message : String(err),
+          });
+        },
+      )
+      .finally(() => {
+        listed(0);
+        if (state.rebuild?.done === done) delete state.rebuild;
+      });
+    state.rebuild = { progress, listed: listedP, done };
+  }
+
+  private rebuildSource() {
+    return {
+      chatsDir: this.chatsDir,
+      openChat: (id: string) => this.open.get(id)?.file,
+      openViaStore: (id: string) => this.chat(id),
+    };
   }
 
   async withLock<T>(id: string, fn: () => Promise<T>): Promise<T> {
@@ -300,5 +538,19 @@ export class FileLogBackend implements LogBackend {
     await Promise.all([...this.writers.values()].map((w) => w.close().catch(() => undefined)));
     this.writers.clear();
     this.open.clear();
+    this.closed = true;
+    const state = this.indexState;
+    if (state) {
+      const rebuild = state.rebuild?.done;
+      await rebuild;
+      // Clean only when complete: an index whose rebuild was cut short is checked again next time.
+      if (!rebuild && this.ownsIndex) state.index.setState('clean');
+      state.index.close();
+    }
   }
+}
+
+function summaryOf(r: IndexRow): ChatSummary {
+  const { size: _size, ...summary } = r;
+  return summary;
 }

@@ -1,7 +1,10 @@
 /**
  * The shared chat-log backend for several gateway replicas: everything a chat has lives in Redis.
  * Keys (all under `prefix`, default `oda:`):
- *   chats                   set of every chat id (for `list()`)
+ *   chats                   set of every chat id (for `list()` and rebuilding the activity index)
+ *   activity                chats by last activity, for paged listing: a sorted set of members
+ *                           `<last activity, 16 digits> <id>` (all score 0, ordered by text)
+ *   activity:team:<team>    the same, for one team's chats
  *   chat:<id>:header        the header, as its JSON line
  *   chat:<id>:events        list of event JSON lines; index = seq, so LLEN is the count
  *   chat:<id>:last          time of the last append (lastActivityAt)
@@ -15,7 +18,15 @@
  */
 import { Redis } from 'ioredis';
 import { OdaError, isOdaError } from '../lib/errors.ts';
-import { parseStoredCheckpoint, type ChatSummary, type LogBackend, type StoredCheckpoint } from './store.ts';
+import {
+  parseStoredCheckpoint,
+  type ChatSummary,
+  type EventLines,
+  type LogBackend,
+  type StoreStats,
+  type StoredCheckpoint,
+} from './store.ts';
+import type { ChatCursor, ChatListQuery, ChatPage } from './chat-page.ts';
 import type { Event, Header, NewEvent } from './format/current.ts';
 import { headerAsCurrent } from './convert.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
@@ -40,26 +51,82 @@ export interface RedisLogBackendOptions {
   lockWaitMs?: number;
   /** Told about the first connection error after each stretch of being connected. */
   onError?: (err: Error) => void;
+  /** Progress of the activity index check (the gateway passes its logger). */
+  log?: (level: 'info' | 'warn', message: string, fields: Record<string, unknown>) => void;
 }
 
 const PREFIX_RE = /^[A-Za-z0-9._:{}-]{0,64}$/;
 
+// KEYS: header, events, last, chats, activity[, team activity]; ARGV: id, header, last, member, events...
 const CREATE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('DEL', KEYS[2])
-for i = 4, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+for i = 5, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 redis.call('SET', KEYS[1], ARGV[2])
 redis.call('SET', KEYS[3], ARGV[3])
 redis.call('SADD', KEYS[4], ARGV[1])
+redis.call('ZADD', KEYS[5], 0, ARGV[4])
+if KEYS[6] then redis.call('ZADD', KEYS[6], 0, ARGV[4]) end
 return 1`;
 
+// KEYS: header, events, last, activity[, team activity]; ARGV: count, now, id, events...
+// The chat's activity member moves from its last time to now (both written by this code, as digits).
 const APPEND = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
 local n = redis.call('LLEN', KEYS[2])
 if n ~= tonumber(ARGV[1]) then return {0, n} end
-for i = 3, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+for i = 4, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+local old = redis.call('GET', KEYS[3])
+local member = string.rep('0', 16 - #ARGV[2]) .. ARGV[2] .. ' ' .. ARGV[3]
+if old then
+  local was = string.rep('0', 16 - #old) .. old .. ' ' .. ARGV[3]
+  redis.call('ZREM', KEYS[4], was)
+  if KEYS[5] then redis.call('ZREM', KEYS[5], was) end
+end
+redis.call('ZADD', KEYS[4], 0, member)
+if KEYS[5] then redis.call('ZADD', KEYS[5], 0, member) end
 redis.call('SET', KEYS[3], ARGV[2])
-return {1, n + #ARGV - 2}`;
+return {1, n + #ARGV - 3}`;
+
+// Rebuilds activity members of the chats in ARGV[2..] (ARGV[1]: the key prefix), reading each
+// chat's time and team in the script so a concurrent append cannot leave a stale member behind.
+const REINDEX = `
+local p = ARGV[1]
+local added = 0
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  local h = redis.call('GET', p .. 'chat:' .. id .. ':header')
+  if h then
+    local ok, header = pcall(cjson.decode, h)
+    local last = redis.call('GET', p .. 'chat:' .. id .. ':last')
+    if ok and type(header) == 'table' and last then
+      local member = string.rep('0', 16 - #last) .. last .. ' ' .. id
+      added = added + redis.call('ZADD', p .. 'activity', 0, member)
+      if type(header.team) == 'string' then
+        redis.call('ZADD', p .. 'activity:team:' .. header.team, 0, member)
+      end
+    end
+  end
+end
+return added`;
+
+/** The activity member of a chat last active at `at`: time first (fixed width), so text order is time order. */
+export function activityMember(at: number, id: string): string {
+  return `${String(at).padStart(16, '0')} ${id}`;
+}
+
+function memberCursor(member: string): ChatCursor | undefined {
+  const space = member.indexOf(' ');
+  const at = Number(member.slice(0, space));
+  const id = member.slice(space + 1);
+  return space === 16 && Number.isSafeInteger(at) && isChatId(id) ? { lastActivityAt: at, id } : undefined;
+}
+
+/** Members looked at in one window of a filtered listing, and at most in one listing. */
+const LIST_WINDOW = 500;
+const LIST_SCAN_BUDGET = 20_000;
+/** Events fetched in one LRANGE of a streamed read. */
+const READ_WINDOW = 100;
 
 /** Headers kept in memory (they never change; the least recently used are read again when needed). */
 const MAX_CACHED_HEADERS = 10_000;
@@ -102,7 +169,8 @@ function results(replies: Array<[Error | null, unknown]> | null): unknown[] {
 export class RedisLogBackend implements LogBackend {
   readonly prefix: string;
   private readonly redis: Redis;
-  private readonly opts: Required<Omit<RedisLogBackendOptions, 'onError' | 'prefix' | 'url'>>;
+  private readonly opts: Required<Omit<RedisLogBackendOptions, 'onError' | 'prefix' | 'url' | 'log'>>;
+  private readonly log: RedisLogBackendOptions['log'];
   private readonly appendMutex = new KeyedMutex();
   private readonly lockMutex = new KeyedMutex();
   private readonly lock: RedisLock;
@@ -118,6 +186,7 @@ export class RedisLogBackend implements LogBackend {
       throw new OdaError('ODA_ERR_CONFIG', 500, 'redis key prefix must be 0-64 of A-Za-z0-9._:{}-');
     }
     this.prefix = prefix;
+    this.log = opts.log;
     this.opts = {
       readyWaitMs: opts.readyWaitMs ?? 1000,
       connectTimeoutMs: opts.connectTimeoutMs ?? 2000,
@@ -153,6 +222,10 @@ export class RedisLogBackend implements LogBackend {
 
   private get chatsKey(): string {
     return `${this.prefix}chats`;
+  }
+
+  private activityKey(team?: string): string {
+    return team === undefined ? `${this.prefix}activity` : `${this.prefix}activity:team:${team}`;
   }
 
   /** Resolves true once connected, false when not connected within `readyWaitMs`. */
@@ -194,18 +267,22 @@ export class RedisLogBackend implements LogBackend {
     const prepared = prepareSeed(seed);
     const lastAt = prepared.events.at(-1)?.at ?? header.createdAt;
     const id = header.id;
+    const teamKeys = header.team === undefined ? [] : [this.activityKey(header.team)];
     return this.appendMutex.run(id, async () => {
       const created = await this.run((r) =>
         r.eval(
           CREATE,
-          4,
+          5 + teamKeys.length,
           this.key(id, 'header'),
           this.key(id, 'events'),
           this.key(id, 'last'),
           this.chatsKey,
+          this.activityKey(),
+          ...teamKeys,
           id,
           line,
           String(lastAt),
+          activityMember(lastAt, id),
           ...linesOf(prepared.text),
         ),
       );
@@ -245,6 +322,9 @@ export class RedisLogBackend implements LogBackend {
     expectedCount?: number,
   ): Promise<Event[]> {
     assertChatId(id);
+    // The team's activity set moves with the chat (the header is cached: usually no round trip).
+    const team = (await this.header(id))?.team;
+    const teamKeys = team === undefined ? [] : [this.activityKey(team)];
     // In process, appends of one chat queue here; across replicas the script's count check decides.
     return this.appendMutex.run(id, async () => {
       for (let round = 0; round < MAX_APPEND_ROUNDS; round++) {
@@ -254,12 +334,15 @@ export class RedisLogBackend implements LogBackend {
         const reply = await this.run((r) =>
           r.eval(
             APPEND,
-            3,
+            4 + teamKeys.length,
             this.key(id, 'header'),
             this.key(id, 'events'),
             this.key(id, 'last'),
+            this.activityKey(),
+            ...teamKeys,
             String(count),
             String(now),
+            id,
             ...linesOf(batch.text),
           ),
         );
@@ -327,6 +410,164 @@ export class RedisLogBackend implements LogBackend {
       out.push(summary);
     });
     return out;
+  }
+
+  /**
+   * One page of chats, newest activity first, from the activity sets: one ZREVRANGEBYLEX window
+   * (an id filter reads further windows, at most LIST_SCAN_BUDGET members, then answers with what
+   * it found and a cursor where it stopped), then the page's headers and counts in one pipeline.
+   */
+  async listPage(q: ChatListQuery): Promise<ChatPage> {
+    const indexing = this.activityRebuild(); // a first listing checks the sets against the chat set
+    if ((await indexing.small) === true) await indexing.done;
+    const key = this.activityKey(q.team);
+    const bounds = [
+      q.after ? activityMember(q.after.lastActivityAt, q.after.id) : undefined,
+      q.activeTo !== undefined ? String(q.activeTo).padStart(16, '0') : undefined,
+    ].filter((b): b is string => b !== undefined);
+    let max = bounds.length ? `(${bounds.sort()[0]!}` : '+';
+    const min = q.activeFrom !== undefined ? `[${String(q.activeFrom).padStart(16, '0')}` : '-';
+    const filtered = q.idPrefix !== undefined || q.idContains !== undefined;
+    const found: ChatCursor[] = [];
+    let scanned = 0;
+    let stoppedAt: ChatCursor | undefined;
+    for (;;) {
+      const want = filtered ? LIST_WINDOW : q.limit + 1 - found.length;
+      const members = await this.run((r) => r.zrevrangebylex(key, max, min, 'LIMIT', 0, want));
+      for (const m of members) {
+        const c = memberCursor(m);
+        scanned++;
+        if (!c) continue;
+        stoppedAt = c;
+        const idOk =
+          (q.idPrefix === undefined || c.id.startsWith(q.idPrefix)) &&
+          (q.idContains === undefined || c.id.includes(q.idContains));
+        if (idOk) found.push(c);
+        if (found.length > q.limit) break;
+      }
+      if (found.length > q.limit || members.length < want) {
+        stoppedAt = undefined;
+        break;
+      }
+      if (scanned >= LIST_SCAN_BUDGET) break;
+      max = `(${members[members.length - 1]!}`;
+    }
+    const shown = found.slice(0, q.limit);
+    const chats = await this.summaries(shown);
+    const page: ChatPage = { chats };
+    const last = shown[shown.length - 1];
+    if (found.length > q.limit && last) page.next = last;
+    else if (stoppedAt) page.next = stoppedAt;
+    if (this.activityRebuilding) page.indexing = true;
+    return page;
+  }
+
+  /** Summaries of listed chats: headers (cached) and counts in one pipeline; gone chats are skipped. */
+  private async summaries(listed: readonly ChatCursor[]): Promise<ChatSummary[]> {
+    if (listed.length === 0) return [];
+    const replies = await this.run(async (r) => {
+      const p = r.pipeline();
+      for (const { id } of listed) p.get(this.key(id, 'header')).llen(this.key(id, 'events'));
+      return results(await p.exec());
+    });
+    const out: ChatSummary[] = [];
+    listed.forEach(({ id, lastActivityAt }, i) => {
+      const [text, count] = replies.slice(i * 2, i * 2 + 2) as [string | null, number];
+      const h = text === null ? undefined : headerAsCurrent(parseOrUndefined(text));
+      if (h === undefined || h.id !== id) return;
+      const summary: ChatSummary = { id, createdAt: h.createdAt, eventCount: count, lastActivityAt };
+      if (h.parent !== undefined) summary.parent = h.parent;
+      if (h.team !== undefined) summary.team = h.team;
+      if (h.cwd !== undefined) summary.cwd = h.cwd;
+      out.push(summary);
+    });
+    return out;
+  }
+
+  private activityCheck: { small: Promise<boolean | undefined>; done: Promise<void> } | undefined;
+  private activityRebuilding = false;
+
+  /**
+   * Once per process: when the activity set does not hold every chat (chats created by a gateway
+   * before paged listing), adds the missing ones in the background, 500 chats per script. `small`
+   * resolves true when few enough are missing for a listing to wait, undefined when none are.
+   */
+  private activityRebuild(): { small: Promise<boolean | undefined>; done: Promise<void> } {
+    if (this.activityCheck) return this.activityCheck;
+    let small!: (v: boolean | undefined) => void;
+    const smallP = new Promise<boolean | undefined>((resolve) => (small = resolve));
+    const done = (async () => {
+      const [chats, indexed] = await this.run(async (r) =>
+        results(await r.multi().scard(this.chatsKey).zcard(this.activityKey()).exec()),
+      );
+      if (chats === indexed) return small(undefined);
+      this.activityRebuilding = true;
+      small((chats as number) <= 2000);
+      this.log?.('info', 'chat activity index is incomplete: adding the missing chats', {
+        chats,
+        indexed,
+      });
+      let cursor = '0';
+      let done = 0;
+      do {
+        const [next, ids] = await this.run((r) => r.sscan(this.chatsKey, cursor, 'COUNT', 500));
+        cursor = next;
+        const valid = ids.filter(isChatId);
+        if (valid.length) await this.run((r) => r.eval(REINDEX, 0, this.prefix, ...valid));
+        done += ids.length;
+      } while (cursor !== '0' && !this.closed);
+      this.log?.('info', 'chat activity index is up to date', { chats: done });
+    })()
+      .catch((err: unknown) => {
+        small(undefined);
+        // Checked again by the next process (or a later listing after a failure).
+        this.activityCheck = undefined;
+        this.log?.('warn', 'chat activity index check failed', {
+          error: err instanceof Error ? err.message : String(err),
+        });
+      })
+      .finally(() => {
+        this.activityRebuilding = false;
+      });
+    this.activityCheck = { small: smallP, done };
+    return this.activityCheck;
+  }
+
+  /** Starts the activity-set check in the background (the gateway calls it at start). */
+  openIndex(): void {
+    void this.activityRebuild();
+  }
+
+  /**
+   * Stored event lines from `offset` by LRANGE windows of READ_WINDOW events, each checked: at most
+   * `maxEvents` and `maxBytes` of lines (a first line alone may be larger).
+   */
+  async readLines(id: string, offset: number, maxEvents: number, maxBytes: number): Promise<EventLines> {
+    const count = await this.count(id);
+    const end = Math.min(count, offset + maxEvents);
+    const key = this.key(id, 'events');
+    const run = this.run.bind(this);
+    async function* lines(): AsyncGenerator<string> {
+      let bytes = 0;
+      for (let from = offset; from < end; from += READ_WINDOW) {
+        const to = Math.min(end, from + READ_WINDOW) - 1;
+        const window = await run((r) => r.lrange(key, from, to));
+        for (let i = 0; i < window.length; i++) {
+          const line = window[i]!;
+          bytes += Buffer.byteLength(line) + 1;
+          if (from + i > offset && bytes > maxBytes) return;
+          parseEventLine(line, id, from + i);
+          yield line;
+        }
+        if (window.length < to - from + 1) return;
+      }
+    }
+    return { count, lines: lines() };
+  }
+
+  /** Headers held in memory and chats in the activity index. */
+  stats(): StoreStats {
+    return { openChats: this.headers.size, indexing: this.activityRebuilding };
   }
 
   async withLock<T>(id: string, fn: () => Promise<T>): Promise<T> {

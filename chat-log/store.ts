@@ -5,14 +5,28 @@
  */
 import type { Event, Header, NewEvent } from './format/current.ts';
 
-/** One line of `GET /v1/sessions`. */
-export interface ChatSummary {
-  id: string;
-  createdAt: number;
-  parent?: string;
-  team?: string;
-  eventCount: number;
-  lastActivityAt: number;
+import type { ChatListQuery, ChatPage, ChatSummary } from './chat-page.ts';
+
+export type { ChatListQuery, ChatPage, ChatSummary } from './chat-page.ts';
+
+/** Stored event lines, for reads streamed to a client (`readLines`). */
+export interface EventLines {
+  /** Events in the chat when the read began. */
+  count: number;
+  /** The JSON lines, in seq order from the read's offset, each checked before it is given. */
+  lines: AsyncGenerator<string>;
+}
+
+/** What a backend holds in memory, for `/metrics`. */
+export interface StoreStats {
+  /** Chats whose state the backend keeps in memory. */
+  openChats: number;
+  /** Open file handles (file store). */
+  openFiles?: number;
+  /** Chats in the listing index. */
+  indexedChats?: number;
+  /** True while the listing index is being rebuilt. */
+  indexing?: boolean;
 }
 
 /** A saved read-model state (see `checkpoints.ts`). */
@@ -69,7 +83,18 @@ export interface LogBackend {
   read(id: string, offset: number, length?: number): Promise<Event[]>;
   /** Number of events (the next seq). */
   count(id: string): Promise<number>;
+  /** Every chat (for tools and tests; it grows with the chats: the gateway lists by page). */
   list(): Promise<ChatSummary[]>;
+  /** One page of chats, newest activity first, from a lasting index (never one read per chat). */
+  listPage(query: ChatListQuery): Promise<ChatPage>;
+  /**
+   * The stored lines of events from `offset` on, without holding the log in memory: at most
+   * `maxEvents` events and `maxBytes` bytes of lines (a single larger event is given alone).
+   */
+  readLines(id: string, offset: number, maxEvents: number, maxBytes: number): Promise<EventLines>;
+  stats(): StoreStats;
+  /** Starts checking (and if need be rebuilding) the listing index in the background. */
+  openIndex?(): void;
   /**
    * Runs `fn` while holding the chat's exclusive lock (across replicas for shared backends), so a
    * read-compare-append of one request is not interleaved with another request of the same chat.

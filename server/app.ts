@@ -19,7 +19,6 @@ import { bodyDeadline } from './body-deadline.ts';
 import { jsonContentTypeOnly } from './content-type-guard.ts';
 import { fairShare } from './fair-share.ts';
 import { originGuard } from './origin-guard.ts';
-import { readBody } from './read-body.ts';
 import { ChatBinder } from './chat-binder.ts';
 import type { Config } from '../config/config.ts';
 import { errorHandler } from './error-handler.ts';
@@ -59,16 +58,20 @@ export interface Gateway {
 
 /** The backend `config.store` names. Attachments stay in `attachmentsDir` either way. */
 function storeBackend(config: Readonly<Config>, logger: Logger): LogBackend {
+  const log = (level: 'info' | 'warn', message: string, fields: Record<string, unknown>) =>
+    logger[level](fields, message);
   if (config.store.kind === 'redis') {
     return new RedisLogBackend({
       url: config.store.url,
       prefix: config.store.prefix,
       onError: (err) => logger.warn({ error: err.message }, 'redis connection error'),
+      log,
     });
   }
   return new FileLogBackend({
     dataDir: config.dataDir,
     fsync: config.store.kind === 'file' ? config.store.fsync : 'batch',
+    log,
   });
 }
 
@@ -107,6 +110,9 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     random: deps.random ?? Math.random,
     passThroughCredentials,
   };
+  context.metrics.observeChats(() => chatLog.stats());
+  // The chat index's check (and rebuild, when needed) starts now, in the background.
+  backend.openIndex?.();
   const ids = deps.ids ?? randomUUID;
 
   const app = express();
@@ -162,7 +168,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
   app.use(jsonContentTypeOnly());
   // A slot per call before its body is read: bodies in memory are bounded by server.maxConcurrent.
   app.use(fairShare(config));
-  app.use(readBody(config.server.bodyLimit));
+  app.use(express.raw({ type: () => true, limit: config.server.bodyLimit }));
   app.use(
     jsonLimits({
       ...DEFAULT_JSON_LIMITS,
@@ -184,6 +190,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     app,
     context,
     async close() {
+      context.metrics.close();
       await chatLog.close();
       await context.upstream.close();
     },

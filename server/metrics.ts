@@ -1,4 +1,14 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** What the chat log holds in memory, as `ChatLog.stats()` tells it. */
+export interface ChatMemoryStats {
+  readModels: number;
+  openChats: number;
+  openFiles?: number;
+  indexedChats?: number;
+  indexing?: boolean;
+}
 
 /** The gateway's Prometheus metrics, one registry per app (no global state). */
 export class Metrics {
@@ -65,8 +75,135 @@ export class Metrics {
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });
+  readonly tokens = new Counter({
+    name: 'oda_tokens_total',
+    help: 'Tokens of answered model calls, by kind: billed (input, cache_write, cache_read, output, from the provider usage) and estimated tokens removed by each mechanism (removed_by_<mechanism>)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
 
+  /** Event-loop delay since the last scrape (a 20 ms sampling timer, stopped by `close`). */
+  private readonly loopDelay: IntervalHistogram = monitorEventLoopDelay({ resolution: 20 });
+  private chatStats: () => ChatMemoryStats | undefined = () => undefined;
+
+  /**
+   * The process metrics are always there (SPEC section 13): resident memory, heap, event-loop lag,
+   * CPU. `defaultMetrics` adds prom-client's whole default set instead of this small one.
+   */
   constructor(opts: { defaultMetrics?: boolean } = {}) {
-    if (opts.defaultMetrics) collectDefaultMetrics({ register: this.registry });
+    if (opts.defaultMetrics) {
+      collectDefaultMetrics({ register: this.registry });
+      this.loopDelay.disable();
+    } else {
+      this.processMetrics();
+    }
+    const chats = () => this.chatStats();
+    new Gauge({
+      name: 'oda_open_chats',
+      help: 'Chats the gateway holds in memory, by what it holds: read models, log state (line offsets, headers), open log files',
+      labelNames: ['kind'] as const,
+      registers: [this.registry],
+      collect() {
+        const s = chats();
+        if (!s) return;
+        this.set({ kind: 'read_models' }, s.readModels);
+        this.set({ kind: 'log_state' }, s.openChats);
+        if (s.openFiles !== undefined) this.set({ kind: 'log_files' }, s.openFiles);
+      },
+    });
+    new Gauge({
+      name: 'oda_chat_index_chats',
+      help: 'Chats in the chat index that GET /v1/sessions pages through',
+      registers: [this.registry],
+      collect() {
+        const n = chats()?.indexedChats;
+        if (n !== undefined) this.set(n);
+      },
+    });
+    new Gauge({
+      name: 'oda_chat_index_rebuilding',
+      help: '1 while the chat index is being brought up to date from the chat log (listings may miss chats)',
+      registers: [this.registry],
+      collect() {
+        this.set(chats()?.indexing ? 1 : 0);
+      },
+    });
+  }
+
+  /** Where the chat-memory gauges read from (the app's chat log). */
+  observeChats(stats: () => ChatMemoryStats): void {
+    this.chatStats = stats;
+  }
+
+  /** Stops the event-loop sampling timer. */
+  close(): void {
+    this.loopDelay.disable();
+  }
+
+  private processMetrics(): void {
+    const registers = [this.registry];
+    const loop = this.loopDelay;
+    loop.enable();
+    new Gauge({
+      name: 'process_resident_memory_bytes',
+      help: 'Resident memory size in bytes',
+      registers,
+      collect() {
+        this.set(process.memoryUsage.rss());
+      },
+    });
+    new Gauge({
+      name: 'nodejs_heap_size_used_bytes',
+      help: 'V8 heap in use, in bytes',
+      registers,
+      collect() {
+        this.set(process.memoryUsage().heapUsed);
+      },
+    });
+    new Gauge({
+      name: 'nodejs_external_memory_bytes',
+      help: 'Memory of C++ objects bound to JavaScript objects (buffers), in bytes',
+      registers,
+      collect() {
+        this.set(process.memoryUsage().external);
+      },
+    });
+    new Counter({
+      name: 'process_cpu_seconds_total',
+      help: 'User and system CPU time spent, in seconds',
+      registers,
+      collect() {
+        const { user, system } = process.cpuUsage();
+        this.reset();
+        this.inc((user + system) / 1e6);
+      },
+    });
+    // Sampled since the previous scrape, then reset: the lag a scrape interval saw.
+    const lag = (name: string, help: string, value: () => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(loop.count > 0 ? value() / 1e9 : 0);
+        },
+      });
+    lag('nodejs_eventloop_lag_seconds', 'Mean event-loop delay since the last scrape, in seconds', () =>
+      Math.max(0, loop.mean - 20e6),
+    );
+    lag(
+      'nodejs_eventloop_lag_p99_seconds',
+      '99th percentile of the event-loop delay since the last scrape',
+      () => Math.max(0, loop.percentile(99) - 20e6),
+    );
+    lag(
+      'nodejs_eventloop_lag_max_seconds',
+      'Longest event-loop delay since the last scrape, in seconds',
+      () => {
+        const max = Math.max(0, loop.max - 20e6);
+        loop.reset();
+        return max;
+      },
+    );
   }
 }

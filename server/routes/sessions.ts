@@ -1,11 +1,125 @@
-import { Router, type Request } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { OdaError } from '../../lib/errors.ts';
 import type { AppContext } from '../app-context.ts';
 import type { Caller } from '../auth.ts';
 import { parseJsonBody } from '../json-body.ts';
-import { scopedChatId, visibleTo } from '../team-scope.ts';
+import { scopedChatId, teamPrefix, visibleTo } from '../team-scope.ts';
 import { assertChatId, isChatId } from '../../chat-log/chat-id.ts';
+import { parseReadBound } from '../../chat-log/read-range.ts';
+import {
+  DEFAULT_PAGE_LIMIT,
+  MAX_PAGE_LIMIT,
+  decodeCursor,
+  encodeCursor,
+  type ChatListQuery,
+  type ChatSummary,
+} from '../../chat-log/chat-page.ts';
+
+/** The most one `GET /v1/sessions/{id}/events` answers (SPEC section 14): events, and bytes of events. */
+export const MAX_EVENTS_PER_READ = 1000;
+export const MAX_EVENT_BYTES_PER_READ = 8 * 1024 * 1024;
+
+/** Bytes of event lines gathered before they are written to the response. */
+const WRITE_CHUNK = 64 * 1024;
+
+const badQuery = (param: string, message: string) =>
+  new OdaError('ODA_ERR_INVALID_REQUEST', 400, `${param} ${message}`, { param });
+
+/** A query value given at most once, as text. */
+function queryText(q: Record<string, unknown>, param: string): string | undefined {
+  const v = q[param];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') throw badQuery(param, 'must be given once');
+  return v;
+}
+
+/** A time bound: milliseconds since the epoch, or an ISO 8601 date or date-time. */
+function timeParam(q: Record<string, unknown>, param: string): number | undefined {
+  const v = queryText(q, param);
+  if (v === undefined) return undefined;
+  const ms = /^[0-9]{1,16}$/.test(v) ? Number(v) : /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : Number.NaN;
+  if (!Number.isSafeInteger(ms) || ms < 0) {
+    throw badQuery(
+      param,
+      `must be milliseconds since the epoch or an ISO 8601 date, got ${JSON.stringify(v)}`,
+    );
+  }
+  return ms;
+}
+
+/** An id filter: 1-128 characters. */
+function idFilter(q: Record<string, unknown>, param: string): string | undefined {
+  const v = queryText(q, param);
+  if (v === undefined) return undefined;
+  if (v.length < 1 || v.length > 128) throw badQuery(param, 'must be 1-128 characters');
+  return v;
+}
+
+/**
+ * The page a `GET /v1/sessions` asks for, in the caller's view: a team sees only its own chats (a
+ * `team` filter naming another team finds none) and its id prefix is read inside its namespace.
+ */
+function listQuery(q: Record<string, unknown>, who: Caller): ChatListQuery | undefined {
+  const limitText = queryText(q, 'limit');
+  const limit =
+    limitText === undefined ? DEFAULT_PAGE_LIMIT : /^[0-9]{1,4}$/.test(limitText) ? Number(limitText) : 0;
+  if (limit < 1 || limit > MAX_PAGE_LIMIT) {
+    throw badQuery(
+      'limit',
+      `must be a whole number from 1 to ${MAX_PAGE_LIMIT}, got ${JSON.stringify(limitText)}`,
+    );
+  }
+  const cursor = queryText(q, 'cursor');
+  const query: ChatListQuery = { limit };
+  if (cursor !== undefined) query.after = decodeCursor(cursor);
+  const team = queryText(q, 'team');
+  const ownTeam = who.admin ? undefined : who.team;
+  if (ownTeam !== undefined && team !== undefined && team !== ownTeam) return undefined;
+  if (ownTeam !== undefined || team !== undefined) query.team = ownTeam ?? team;
+  let prefix = idFilter(q, 'id_prefix');
+  if (prefix !== undefined && ownTeam !== undefined && !prefix.startsWith(teamPrefix(ownTeam))) {
+    prefix = teamPrefix(ownTeam) + prefix;
+  }
+  if (prefix !== undefined) query.idPrefix = prefix;
+  const contains = idFilter(q, 'id_contains');
+  if (contains !== undefined) query.idContains = contains;
+  const from = timeParam(q, 'from');
+  const to = timeParam(q, 'to');
+  if (from !== undefined) query.activeFrom = from;
+  if (to !== undefined) query.activeTo = to;
+  return query;
+}
+
+/** One chat as `GET /v1/sessions` shows it. */
+function listed({ id, createdAt, parent, team, cwd, eventCount, lastActivityAt }: ChatSummary) {
+  return {
+    id,
+    createdAt,
+    ...(parent !== undefined ? { parent } : {}),
+    ...(team !== undefined ? { team } : {}),
+    ...(cwd !== undefined ? { cwd } : {}),
+    eventCount,
+    lastActivityAt,
+  };
+}
+
+/** Writes `chunk`, waiting while the client's socket is full; false when the client has gone. */
+function write(res: Response, chunk: string): Promise<boolean> {
+  if (res.destroyed) return Promise.resolve(false);
+  if (res.write(chunk)) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      res.off('drain', onDrain);
+      res.off('close', onClose);
+      resolve(ok);
+    };
+    const onDrain = () => done(true);
+    const onClose = () => done(false);
+    res.on('drain', onDrain);
+    res.on('close', onClose);
+  });
+}
 
 /** The header metadata a client may give when it creates a chat; anything else is refused. */
 const createBody = z.strictObject({
@@ -43,19 +157,21 @@ export function sessionsRoutes(app: AppContext): Router {
     return header;
   }
 
-  r.get('/v1/sessions', async (_req, res) => {
+  // A page of the caller's chats, newest activity first, from the store's lasting index. `sessions`
+  // repeats `data` for clients written before paging.
+  r.get('/v1/sessions', async (req, res) => {
     const who = caller(res);
-    const all = await app.chatLog.list();
-    const sessions = all
-      .filter((s) => visibleTo(s.team, who))
-      .map(({ id, createdAt, parent, eventCount, lastActivityAt }) => ({
-        id,
-        createdAt,
-        ...(parent !== undefined ? { parent } : {}),
-        eventCount,
-        lastActivityAt,
-      }));
-    res.json({ sessions });
+    const query = listQuery(req.query as Record<string, unknown>, who);
+    const page = query ? await app.chatLog.listPage(query) : { chats: [] };
+    const data = page.chats.filter((s) => visibleTo(s.team, who)).map(listed);
+    res.json({
+      object: 'list',
+      data,
+      has_more: page.next !== undefined,
+      next_cursor: page.next ? encodeCursor(page.next) : null,
+      ...(page.indexing ? { indexing: true } : {}),
+      sessions: data,
+    });
   });
 
   r.post('/v1/sessions', async (req, res) => {
@@ -92,14 +208,45 @@ export function sessionsRoutes(app: AppContext): Router {
     res.json({ header, snapshot });
   });
 
+  // At most MAX_EVENTS_PER_READ events or MAX_EVENT_BYTES_PER_READ bytes of them per call, streamed
+  // as they are read (the log is never held whole); `next_offset` says where to go on, null at the end.
   r.get('/v1/sessions/:id/events', async (req, res) => {
     const id = chatIdParam(req, caller(res));
     await visibleHeader(id, caller(res));
     const q = req.query as Record<string, unknown>;
-    const events = await app.chatLog.read(id, q.offset, q.length);
-    const last = events[events.length - 1];
-    const start = typeof q.offset === 'string' && /^\d+$/.test(q.offset) ? Number(q.offset) : 0;
-    res.json({ events, next: last ? last.seq + 1 : start });
+    const read = await app.chatLog.readLines(
+      id,
+      q.offset,
+      q.length,
+      MAX_EVENTS_PER_READ,
+      MAX_EVENT_BYTES_PER_READ,
+    );
+    const offset = parseReadBound(q.offset, 'offset') ?? 0;
+    const lines = read.lines[Symbol.asyncIterator]();
+    // The first line is read before the status goes out, so a damaged log is still a plain 500.
+    let item = await lines.next();
+    res.status(200).setHeader('content-type', 'application/json; charset=utf-8');
+    let n = 0;
+    let buffered = '{"events":[';
+    try {
+      for (; !item.done; item = await lines.next()) {
+        buffered += (n++ === 0 ? '' : ',') + item.value;
+        if (buffered.length >= WRITE_CHUNK) {
+          const open = await write(res, buffered);
+          buffered = '';
+          if (!open) return void (await lines.return(undefined));
+        }
+      }
+    } catch (err) {
+      // Status and part of the body are out: cut the response short so the client sees it broken.
+      app.logger.error({ err, chat: id, reqId: res.locals.requestId }, 'chat log read failed mid-stream');
+      res.destroy();
+      return;
+    }
+    const next = offset + n;
+    const nextOffset = next < read.count ? next : null;
+    await write(res, `${buffered}],"next":${n > 0 ? next : offset},"next_offset":${nextOffset}}`);
+    res.end();
   });
 
   return r;

@@ -446,7 +446,7 @@ describe('chat header metadata and the sessions API', () => {
     const rest = await getJson<{ events: Event[]; next: number }>(
       `${gw.url}/v1/sessions/paged/events?offset=10`,
     );
-    assert.deepEqual(rest.body, { events: all.slice(10), next: 12 });
+    assert.deepEqual(rest.body, { events: all.slice(10), next: 12, next_offset: null });
     for (const offset of [12, 50]) {
       const past = await getJson<{ events: Event[]; next: number }>(
         `${gw.url}/v1/sessions/paged/events?offset=${offset}&length=3`,

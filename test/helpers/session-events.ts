@@ -5,12 +5,19 @@
 import assert from 'node:assert/strict';
 import type { Event } from '../../chat-log/format/current.ts';
 
-/** Every event of chat `id`, from sequence 0 to the end. */
+/** Every event of chat `id`, from sequence 0 to the end (page by page: a read answers at most 1,000). */
 export async function sessionEvents(gatewayUrl: string, id: string): Promise<Event[]> {
-  const res = await fetch(`${gatewayUrl}/v1/sessions/${encodeURIComponent(id)}/events`);
-  assert.equal(res.status, 200, `GET events of ${id}: ${res.status}`);
-  const body = (await res.json()) as { events: Event[] };
-  return body.events;
+  const events: Event[] = [];
+  for (let offset: number | null = 0; offset !== null;) {
+    const res: Response = await fetch(
+      `${gatewayUrl}/v1/sessions/${encodeURIComponent(id)}/events?offset=${offset}`,
+    );
+    assert.equal(res.status, 200, `GET events of ${id}: ${res.status}`);
+    const body = (await res.json()) as { events: Event[]; next_offset: number | null };
+    events.push(...body.events);
+    offset = body.next_offset;
+  }
+  return events;
 }
 
 /** Events of one type, narrowed. */

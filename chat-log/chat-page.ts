@@ -1,0 +1,105 @@
+/**
+ * Paging the chat list, the same way on every store: newest activity first (ties by id, descending),
+ * `limit` chats per page and an opaque cursor naming the position after the last chat returned
+ * (its last activity and id). A cursor is a position, not a snapshot: chats created or active after
+ * the first page went out rise to the top of the list and never shift, repeat or hide the chats of
+ * later pages; a chat active while a client pages moves up and is not shown again further down.
+ */
+import { z } from 'zod';
+import { OdaError } from '../lib/errors.ts';
+import { isChatId } from './chat-id.ts';
+
+/** Chats per page unless asked otherwise, and the most one page holds. */
+export const DEFAULT_PAGE_LIMIT = 50;
+export const MAX_PAGE_LIMIT = 500;
+
+/** A position in the list: the last activity and the id of the last chat a page returned. */
+export interface ChatCursor {
+  lastActivityAt: number;
+  id: string;
+}
+
+/** What one page asks for; every filter is optional and they combine (and). */
+export interface ChatListQuery {
+  /** 1..MAX_PAGE_LIMIT. */
+  limit: number;
+  /** Start after this position (from a previous page's `nextCursor`). */
+  after?: ChatCursor;
+  /** Only chats of this team (the header's `team`). */
+  team?: string;
+  /** Only chats whose id starts with this text. */
+  idPrefix?: string;
+  /** Only chats whose id contains this text. */
+  idContains?: string;
+  /** Only chats last active at or after this time (ms since the epoch). */
+  activeFrom?: number;
+  /** Only chats last active before this time (ms since the epoch). */
+  activeTo?: number;
+}
+
+/** One line of the chat list. */
+export interface ChatSummary {
+  id: string;
+  createdAt: number;
+  parent?: string;
+  team?: string;
+  /** The header's working directory, when the client gave one (a cheap title). */
+  cwd?: string;
+  eventCount: number;
+  lastActivityAt: number;
+}
+
+export interface ChatPage {
+  chats: ChatSummary[];
+  /** The position after the last chat of this page when more chats may follow, else undefined. */
+  next?: ChatCursor;
+  /** True while the store is still (re)building its index: the list may be missing chats. */
+  indexing?: boolean;
+}
+
+const cursorShape = z.tuple([z.number().int().nonnegative(), z.string().refine(isChatId)]);
+
+/** The opaque text form of a cursor (base64url of a small JSON array). */
+export function encodeCursor(c: ChatCursor): string {
+  return Buffer.from(JSON.stringify([c.lastActivityAt, c.id]), 'utf8').toString('base64url');
+}
+
+/** A cursor read back; a 400 naming `cursor` when it is not one this gateway gave out. */
+export function decodeCursor(text: string): ChatCursor {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    parsed = undefined;
+  }
+  const ok = /^[A-Za-z0-9_-]{1,400}$/.test(text) ? cursorShape.safeParse(parsed) : undefined;
+  if (!ok?.success) {
+    throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, 'cursor is not a cursor this gateway gave out', {
+      param: 'cursor',
+    });
+  }
+  return { lastActivityAt: ok.data[0], id: ok.data[1] };
+}
+
+/** True when `s` comes after the cursor position in list order (older, or as old with a lower id). */
+export function isAfter(s: { lastActivityAt: number; id: string }, c: ChatCursor | undefined): boolean {
+  if (!c) return true;
+  return s.lastActivityAt < c.lastActivityAt || (s.lastActivityAt === c.lastActivityAt && s.id < c.id);
+}
+
+/** True when a summary passes the query's filters (the cursor aside). */
+export function matches(s: ChatSummary, q: ChatListQuery): boolean {
+  return (
+    (q.team === undefined || s.team === q.team) &&
+    (q.idPrefix === undefined || s.id.startsWith(q.idPrefix)) &&
+    (q.idContains === undefined || s.id.includes(q.idContains)) &&
+    (q.activeFrom === undefined || s.lastActivityAt >= q.activeFrom) &&
+    (q.activeTo === undefined || s.lastActivityAt < q.activeTo)
+  );
+}
+
+/** List order: newest activity first, then id descending (the order cursors follow). */
+export function byActivity(a: ChatSummary, b: ChatSummary): number {
+  if (a.lastActivityAt !== b.lastActivityAt) return b.lastActivityAt - a.lastActivityAt;
+  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+}
