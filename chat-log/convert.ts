@@ -146,7 +146,8 @@ function readEvents<S extends z.ZodType>(
       });
       continue;
     }
-    events.push(result.data);
+    // The line's own value, now known valid: zod's copy would drop a "__proto__" member of a raw part.
+    events.push(raw as z.infer<S>);
   }
   return { events, problems };
 }

@@ -96,7 +96,10 @@ export function headerLine(header: Header): string {
 export function parseEventLine(line: string, id: string, expectedSeq: number): Event {
   let parsed: Event;
   try {
-    parsed = eventSchema.parse(JSON.parse(line));
+    const raw: unknown = JSON.parse(line);
+    eventSchema.parse(raw);
+    // The stored value itself, as on write: zod's copy would drop a "__proto__" member (raw parts).
+    parsed = raw as Event;
   } catch (err) {
     throw new OdaError('ODA_ERR_LOG_READ', 500, `chat log ${id} is damaged at event ${expectedSeq}`, {
       cause: err,

@@ -3,6 +3,9 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { assertLossless, assertLosslessMetadata, LosslessError } from './lossless.ts';
 import { OdaError } from '../lib/errors.ts';
+import { parseEventLine, prepareBatch } from './event-batch.ts';
+import { readLogText } from './convert.ts';
+import type { NewEvent } from './format/current.ts';
 
 class Custom {
   x = 1;
@@ -160,5 +163,60 @@ describe('assertLosslessMetadata', () => {
 
   test('passes plain metadata', () => {
     assertLosslessMetadata({ id: 'a', createdAt: 0, cwd: '/w', depth: 1 });
+  });
+});
+
+describe('raw parts (format v5): a block kept as sent', () => {
+  /** Any JSON a client can send: parsed from JSON text, as the gateway reads a request body. */
+  const sentJson = fc.jsonValue().map((v) => JSON.parse(JSON.stringify(v)) as unknown);
+  const sentObject = fc
+    .dictionary(fc.string(), fc.jsonValue())
+    .map((v) => JSON.parse(JSON.stringify(v)) as unknown);
+  const messageWith = (value: unknown, wire?: unknown) => ({
+    type: 'message' as const,
+    role: 'other' as const,
+    content: [
+      { kind: 'raw' as const, value },
+      {
+        kind: 'tool-result' as const,
+        callId: 'c',
+        failed: false,
+        content: [{ kind: 'raw' as const, value }],
+      },
+    ],
+    ...(wire === undefined ? {} : { wire }),
+  });
+
+  test('any JSON value passes the check and is stored and read back unchanged', () => {
+    fc.assert(
+      fc.property(sentJson, sentObject, (value, wire) => {
+        const event = messageWith(value, wire);
+        assertLossless(event);
+        const batch = prepareBatch([event as NewEvent], 0, 1);
+        const read = parseEventLine(batch.text.trimEnd(), 'c', 0);
+        assert.deepStrictEqual(read, { seq: 0, at: 1, ...event });
+        assert.equal(JSON.stringify(read), batch.text.trimEnd());
+      }),
+    );
+  });
+
+  test('a "__proto__" member of a block survives the write and both readers', () => {
+    const value = JSON.parse('{"type":"x","__proto__":{"polluted":true},"constructor":1}') as unknown;
+    const wire = JSON.parse('{"role":"critic","__proto__":2}') as unknown;
+    const batch = prepareBatch([messageWith(value, wire) as NewEvent], 0, 1);
+    assert.match(batch.text, /"__proto__":\{"polluted":true\}/);
+    const read = parseEventLine(batch.text.trimEnd(), 'c', 0);
+    assert.equal(JSON.stringify(read), batch.text.trimEnd());
+    const log = readLogText(`{"version":5,"id":"c","createdAt":0}\n${batch.text}`);
+    assert.deepEqual(log.problems, []);
+    assert.equal(JSON.stringify(log.events[0]), batch.text.trimEnd());
+    assert.equal(({} as { polluted?: boolean }).polluted, undefined);
+  });
+
+  test('a block holding what JSON text cannot carry back is refused, naming where it sits', () => {
+    const value = JSON.parse('{"type":"x","n":-0}') as unknown;
+    assert.throws(() => prepareBatch([messageWith(value) as NewEvent], 0, 1), {
+      message: 'chat log refused the batch: value at events[0].content[0].value.n is negative zero',
+    });
   });
 });

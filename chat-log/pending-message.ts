@@ -3,7 +3,7 @@
  * kinds, with images still as their wire sources (the log turns them into attachments). Providers
  * produce it; the log owns it.
  */
-import type { ContentPart } from './format/current.ts';
+import type { ContentPart, MessageEvent } from './format/current.ts';
 
 /** Where an image's bytes come from, as the request carried them. */
 export type ImageSource =
@@ -29,6 +29,8 @@ export type PendingContentPart =
 
 /** A message in the log's normalized roles and content kinds, images not yet stored. */
 export interface NormalizedMessage {
-  role: 'user' | 'model' | 'tool' | 'developer' | 'system';
+  role: 'user' | 'model' | 'tool' | 'developer' | 'system' | 'other';
   content: PendingContentPart[];
+  /** The message's (or item's) own fields outside its content, as sent (the log's `wire`). */
+  wire?: NonNullable<MessageEvent['wire']>;
 }

@@ -49,6 +49,8 @@ export interface NormalizedResponse {
   usage: Usage | undefined;
   stopReason: string | undefined;
   model: string | undefined;
+  /** The provider's id of the answer (Responses `resp_...`), when it has one. */
+  responseId?: string;
 }
 
 /** Folds a streamed response (SSE events, in order) into a NormalizedResponse. */

@@ -190,7 +190,7 @@ describe('normalizeAnthropicRequest', () => {
     assert.deepEqual(bare.messages, [{ role: 'user', content: [{ kind: 'text', text: 'hi' }] }]);
   });
 
-  test('malformed input is skipped, never thrown on', () => {
+  test('malformed input is kept as sent, never thrown on', () => {
     fc.assert(
       fc.property(fc.dictionary(fc.string(), fc.jsonValue()), fc.array(fc.jsonValue()), (extra, messages) => {
         assert.ok(Array.isArray(normalizeAnthropicRequest({ ...extra, messages }).messages));
@@ -207,10 +207,164 @@ describe('normalizeAnthropicRequest', () => {
     });
     assert.equal(normalized.system, undefined);
     assert.deepEqual(normalized.messages, [
-      { role: 'tool', content: [{ kind: 'tool-result', callId: '', failed: false, content: [] }] },
-      { role: 'user', content: [] },
+      {
+        role: 'tool',
+        content: [{ kind: 'tool-result', callId: '', failed: false, content: [{ kind: 'raw', value: 7 }] }],
+      },
+      {
+        role: 'user',
+        content: [
+          { kind: 'raw', value: null },
+          { kind: 'raw', value: { type: 'image', source: 1 } },
+        ],
+      },
       { role: 'user', content: [{ kind: 'file', name: 'file_011' }] },
-      { role: 'model', content: [{ kind: 'tool-call', id: '', name: '', args: '{}' }] },
+      {
+        role: 'model',
+        content: [
+          { kind: 'tool-call', id: '', name: '', args: '{}' },
+          { kind: 'raw', value: { type: 'mystery' } },
+        ],
+      },
+    ]);
+  });
+});
+
+const webSearchResult = {
+  type: 'web_search_tool_result',
+  tool_use_id: 'srvtoolu_1',
+  content: [
+    {
+      type: 'web_search_result',
+      url: 'https://example.com/oda',
+      title: 'Oda',
+      encrypted_content: 'EqgfCioIARgBIiQ3YTAwMjY1Mi1mZjM5LTQ1NGUtODgxNC1kNjNjNTk1ZWI3Y2U',
+      page_age: null,
+    },
+  ],
+};
+
+describe('normalizeAnthropicRequest: every message the model receives, as sent', () => {
+  /** Claude Code's shape: an environment block as a system message inside `messages`. */
+  const environment =
+    '<system-reminder>\nWorking directory: /home/dev/app\nPlatform: linux\n</system-reminder>';
+  const unknownBlocks = [
+    { type: 'container_upload', file_id: 'file_011CNha8iCJcU1wXNR6q4V8w' },
+    {
+      type: 'search_result',
+      source: 'https://example.com',
+      title: 'T',
+      content: [{ type: 'text', text: 'x' }],
+      citations: { enabled: true },
+    },
+    {
+      type: 'block_from_the_future',
+      nested: { list: [1, 2.5, 'three', null, true], deep: { k: '\u00e9\n' } },
+    },
+  ];
+  function body(): Record<string, unknown> {
+    return {
+      model: 'claude-sonnet-4-5',
+      max_tokens: 100,
+      system: [{ type: 'text', text: 'You are Claude Code.' }],
+      messages: [
+        { role: 'user', content: 'Fix the test.' },
+        { role: 'system', content: environment },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Searching.' },
+            { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'oda' } },
+            webSearchResult,
+            {
+              type: 'mcp_tool_use',
+              id: 'mcptoolu_1',
+              name: 'fetch',
+              server_name: 'web',
+              input: { url: 'u' },
+            },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            ...unknownBlocks,
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_9',
+              content: [{ type: 'text', text: 'done' }, unknownBlocks[2]],
+            },
+          ],
+        },
+        { role: 'system', content: [{ type: 'text', text: 'Second reminder.' }, unknownBlocks[0]] },
+        { role: 'critic', content: 'Be brief.', weight: 2 },
+      ],
+    };
+  }
+
+  test('system messages inside messages are logged in their place, the system prompt stays a digest', () => {
+    const n = normalizeAnthropicRequest(body());
+    assert.equal(n.system, 'You are Claude Code.');
+    assert.deepEqual(
+      n.messages.map((m) => m.role),
+      ['user', 'system', 'model', 'tool', 'user', 'system', 'other'],
+    );
+    assert.deepEqual(n.messages[1], { role: 'system', content: [{ kind: 'text', text: environment }] });
+    assert.deepEqual(n.messages[5], {
+      role: 'system',
+      content: [
+        { kind: 'text', text: 'Second reminder.' },
+        { kind: 'raw', value: unknownBlocks[0] },
+      ],
+    });
+  });
+
+  test('unknown blocks are raw parts whose JSON is byte for byte the JSON sent', () => {
+    const sent = body();
+    const n = normalizeAnthropicRequest(sent);
+    const messages = sent.messages as Array<{ content: unknown[] }>;
+    const model = n.messages[2]!;
+    assert.deepEqual(model.content[0], { kind: 'text', text: 'Searching.' });
+    for (const [i, block] of messages[2]!.content.slice(1).entries()) {
+      const part = model.content[i + 1];
+      assert.equal(part?.kind, 'raw');
+      assert.equal(JSON.stringify(part.kind === 'raw' ? part.value : null), JSON.stringify(block));
+    }
+    const user = n.messages[4]!;
+    assert.equal(
+      JSON.stringify(user.content.map((p) => (p.kind === 'raw' ? p.value : p))),
+      JSON.stringify(unknownBlocks),
+    );
+    // inside a tool result too
+    const result = n.messages[3]!.content[0];
+    assert.ok(result?.kind === 'tool-result');
+    assert.deepEqual(result.content, [
+      { kind: 'text', text: 'done' },
+      { kind: 'raw', value: unknownBlocks[2] },
+    ]);
+  });
+
+  test('an unknown role is role other, with its role and other fields in wire', () => {
+    const n = normalizeAnthropicRequest(body());
+    assert.deepEqual(n.messages[6], {
+      role: 'other',
+      content: [{ kind: 'text', text: 'Be brief.' }],
+      wire: { role: 'critic', weight: 2 },
+    });
+  });
+
+  test("a moved cache breakpoint changes no raw part; a user turn's extra fields go to wire", () => {
+    const marked = { ...unknownBlocks[0], cache_control: { type: 'ephemeral' } };
+    const n = normalizeAnthropicRequest({
+      model: 'm',
+      messages: [{ role: 'user', content: [marked], note: 'kept' }],
+    });
+    assert.deepEqual(n.messages, [
+      {
+        role: 'user',
+        content: [{ kind: 'raw', value: unknownBlocks[0] }],
+        wire: { role: 'user', note: 'kept' },
+      },
     ]);
   });
 });
@@ -240,10 +394,11 @@ describe('normalizeAnthropicResponse', () => {
       usage: { inputTokens: 472, outputTokens: 148, cacheReadTokens: 10240, cacheWriteTokens: 2048 },
       stopReason: 'tool_use',
       model: 'claude-sonnet-4-5-20250929',
+      responseId: 'msg_01XFDUDYJgAACzvnptvVoYEL',
     });
   });
 
-  test('server tool results stay in the model turn, named after their call', () => {
+  test('server tool calls and their results are kept as sent, in the model turn', () => {
     const response = normalizeAnthropicResponse({
       content: [
         { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'oda' } },
@@ -255,15 +410,17 @@ describe('normalizeAnthropicResponse', () => {
       ],
     });
     assert.deepEqual(response.message.content, [
-      { kind: 'tool-call', id: 'srvtoolu_1', name: 'web_search', args: '{"query":"oda"}' },
       {
-        kind: 'tool-result',
-        callId: 'srvtoolu_1',
-        toolName: 'web_search',
-        failed: true,
-        content: [
-          { kind: 'text', text: '{"type":"web_search_tool_result_error","error_code":"max_uses_exceeded"}' },
-        ],
+        kind: 'raw',
+        value: { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'oda' } },
+      },
+      {
+        kind: 'raw',
+        value: {
+          type: 'web_search_tool_result',
+          tool_use_id: 'srvtoolu_1',
+          content: { type: 'web_search_tool_result_error', error_code: 'max_uses_exceeded' },
+        },
       },
     ]);
   });
@@ -282,7 +439,47 @@ describe('createAnthropicStreamAccumulator', () => {
       usage: { inputTokens: 12, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
       stopReason: 'error',
       model: 'claude-sonnet-4-5-20250929',
+      responseId: 'msg_01Hq2m7PZ1xv4vGk9CkQ1bJr',
     });
+  });
+
+  test('a streamed server tool call and its result fold into the raw blocks the client sends back', () => {
+    const accumulator = createAnthropicStreamAccumulator();
+    const events: Array<Record<string, unknown>> = [
+      { type: 'message_start', message: { id: 'msg_s', model: 'claude-sonnet-4-5', usage: {} } },
+      {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} },
+      },
+      {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'input_json_delta', partial_json: '{"query":' },
+      },
+      { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '"oda"}' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'content_block_start', index: 1, content_block: webSearchResult },
+      { type: 'content_block_stop', index: 1 },
+      { type: 'message_stop' },
+    ];
+    for (const e of events) accumulator.push(String(e.type), JSON.stringify(e));
+    const serverToolUse = {
+      type: 'server_tool_use',
+      id: 'srvtoolu_1',
+      name: 'web_search',
+      input: { query: 'oda' },
+    };
+    assert.deepEqual(accumulator.result().message.content, [
+      { kind: 'raw', value: serverToolUse },
+      { kind: 'raw', value: webSearchResult },
+    ]);
+    // The client sends the same blocks back in its history: they normalize to the same parts.
+    const history = normalizeAnthropicRequest({
+      model: 'm',
+      messages: [{ role: 'assistant', content: [serverToolUse, webSearchResult] }],
+    });
+    assert.deepEqual(history.messages[0]?.content, accumulator.result().message.content);
   });
 
   test('a tool input cut mid-stream keeps its JSON text as sent', () => {

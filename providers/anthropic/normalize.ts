@@ -1,11 +1,14 @@
 /**
  * Anthropic Messages bodies in the chat log's normalized form: requests, responses and streamed
- * responses. Malformed blocks are skipped, never thrown on.
+ * responses. Every message the model receives is kept in its place, `system` messages inside
+ * `messages` too; a block no other kind holds (a server tool call or result, `container_upload`, a
+ * block type added later) is kept as sent in a `raw` part, and an unknown role as role `other` with
+ * the role as sent in `wire`. Nothing is thrown on.
  * @see https://docs.anthropic.com/en/api/messages
  * @see https://docs.anthropic.com/en/docs/build-with-claude/streaming
  */
 import { createHash } from 'node:crypto';
-import type { ToolRef, Usage } from '../../chat-log/format/current.ts';
+import type { RawPart, ToolRef, Usage } from '../../chat-log/format/current.ts';
 import type {
   NormalizeOptions,
   NormalizedRequest,
@@ -18,6 +21,19 @@ import { isObj, str, type Obj } from '../wire-json.ts';
 import { canonicalJson } from '../../chat-log/canonical-json.ts';
 
 type ToolResultContent = Extract<PendingContentPart, { kind: 'tool-result' }>['content'][number];
+type Wire = NonNullable<NormalizedMessage['wire']>;
+
+/**
+ * A block kept as sent. Its `cache_control` marker is left out, as for every other block: clients
+ * move their cache breakpoints from turn to turn, and the same history must compare equal.
+ */
+function rawPart(block: unknown): RawPart {
+  if (!isObj(block) || !Object.hasOwn(block, 'cache_control')) {
+    return { kind: 'raw', value: block as RawPart['value'] };
+  }
+  const { cache_control: _marker, ...rest } = block;
+  return { kind: 'raw', value: rest as RawPart['value'] };
+}
 
 /** A tool by name and the sha256 of its canonical definition; a moved cache breakpoint is no change. */
 function toolRef(tool: Obj): ToolRef | undefined {
@@ -63,17 +79,28 @@ function mediaPart(block: Obj): ToolResultContent | undefined {
   }
 }
 
-function toolResultContent(content: unknown): ToolResultContent[] {
-  if (typeof content === 'string') return [{ kind: 'text', text: content }];
-  if (!Array.isArray(content)) return [];
-  return content.flatMap((block) => (isObj(block) ? (mediaPart(block) ?? []) : []));
+/** A text, image or document block as its kind; anything else as sent. */
+function contentPart(block: unknown): ToolResultContent {
+  return (isObj(block) ? mediaPart(block) : undefined) ?? rawPart(block);
 }
 
-/** One block of an assistant turn (request history or response); undefined when unknown. */
-function modelPart(block: Obj, toolNames: Map<string, string>): PendingContentPart | undefined {
+function toolResultContent(content: unknown): ToolResultContent[] {
+  if (content === undefined) return [];
+  if (typeof content === 'string') return [{ kind: 'text', text: content }];
+  if (!Array.isArray(content)) return [rawPart(content)];
+  return content.map(contentPart);
+}
+
+/**
+ * One block of an assistant turn (request history or response). Server tool calls and their
+ * results (`server_tool_use`, `web_search_tool_result`, `mcp_tool_use`, ...) are the provider's
+ * own: no tool-call or tool-result part holds them exactly, so they are kept as sent.
+ */
+function modelPart(block: unknown): PendingContentPart {
+  if (!isObj(block)) return rawPart(block);
   switch (block.type) {
     case 'text':
-      return typeof block.text === 'string' ? { kind: 'text', text: block.text } : undefined;
+      return typeof block.text === 'string' ? { kind: 'text', text: block.text } : rawPart(block);
     case 'thinking': {
       const signature = str(block.signature);
       return {
@@ -88,30 +115,14 @@ function modelPart(block: Obj, toolNames: Map<string, string>): PendingContentPa
       return { kind: 'reasoning', text: '', redacted: true, ...(data !== undefined && { signature: data }) };
     }
     case 'tool_use':
-    case 'server_tool_use':
-    case 'mcp_tool_use':
       return {
         kind: 'tool-call',
         id: str(block.id) ?? '',
         name: str(block.name) ?? '',
         args: JSON.stringify(block.input ?? {}),
       };
-    default: {
-      // Server tool results (web search, code execution, MCP) sit inside the assistant turn.
-      if (typeof block.type !== 'string' || !block.type.endsWith('_tool_result')) return undefined;
-      const callId = str(block.tool_use_id) ?? '';
-      const toolName = toolNames.get(callId);
-      const failed =
-        block.is_error === true ||
-        (isObj(block.content) && str(block.content.type)?.endsWith('_error') === true);
-      return {
-        kind: 'tool-result',
-        callId,
-        ...(toolName !== undefined && { toolName }),
-        failed,
-        content: [{ kind: 'text', text: JSON.stringify(block.content ?? null) }],
-      };
-    }
+    default:
+      return rawPart(block);
   }
 }
 
@@ -124,8 +135,27 @@ function blocksOf(content: unknown): unknown[] {
 }
 
 /** The parts of an assistant turn. */
-function modelParts(content: unknown, toolNames: Map<string, string>): PendingContentPart[] {
-  return blocksOf(content).flatMap((block) => (isObj(block) ? (modelPart(block, toolNames) ?? []) : []));
+function modelParts(content: unknown): PendingContentPart[] {
+  return blocksOf(content).map(modelPart);
+}
+
+/** The parts of a turn that is neither the model's nor a user's (a system message, an unknown role). */
+function otherParts(content: unknown): PendingContentPart[] {
+  return blocksOf(content).map(contentPart);
+}
+
+/**
+ * The message's own fields outside its content, when they hold more than the role the event
+ * records (an unknown role, a field added later); undefined otherwise.
+ */
+function wireOf(message: Obj, knownRole: boolean): Wire | undefined {
+  const { content: _content, ...fields } = message;
+  if (knownRole && Object.keys(fields).every((key) => key === 'role')) return undefined;
+  return fields as Wire;
+}
+
+function withWire(message: NormalizedMessage, wire: Wire | undefined): NormalizedMessage {
+  return wire === undefined ? message : { ...message, wire };
 }
 
 /** A user turn: one tool message per tool_result, then a user message with the rest, if any. */
@@ -134,8 +164,7 @@ function userMessages(content: unknown, toolNames: Map<string, string>): Normali
   const own: PendingContentPart[] = [];
   let hadOwnBlocks = false;
   for (const block of blocksOf(content)) {
-    if (!isObj(block)) continue;
-    if (block.type === 'tool_result') {
+    if (isObj(block) && block.type === 'tool_result') {
       const callId = str(block.tool_use_id) ?? '';
       const toolName = toolNames.get(callId);
       out.push({
@@ -153,11 +182,32 @@ function userMessages(content: unknown, toolNames: Map<string, string>): Normali
       continue;
     }
     hadOwnBlocks = true;
-    const part = mediaPart(block);
-    if (part) own.push(part);
+    own.push(contentPart(block));
   }
   if (hadOwnBlocks || out.length === 0) out.push({ role: 'user', content: own });
   return out;
+}
+
+/** One wire message as the log's messages, in its place. */
+function normalizeMessage(message: Obj, toolNames: Map<string, string>): NormalizedMessage[] {
+  switch (message.role) {
+    case 'user': {
+      const out = userMessages(message.content, toolNames);
+      const wire = wireOf(message, true);
+      if (wire === undefined) return out;
+      // A user turn's own fields go with its user message (or its first tool message).
+      const at = out.findIndex((m) => m.role === 'user');
+      const i = at === -1 ? 0 : at;
+      return out.map((m, j) => (j === i ? withWire(m, wire) : m));
+    }
+    case 'assistant':
+      // The model's turn is compared with the answer that was logged, which has no wire fields.
+      return [{ role: 'model', content: modelParts(message.content) }];
+    case 'system':
+      return [withWire({ role: 'system', content: otherParts(message.content) }, wireOf(message, true))];
+    default:
+      return [{ role: 'other', content: otherParts(message.content), wire: wireOf(message, false) ?? {} }];
+  }
 }
 
 const NOT_SETTINGS = new Set(['model', 'messages', 'system', 'tools']);
@@ -182,10 +232,7 @@ export function normalizeAnthropicRequest(
   const messages: NormalizedMessage[] = [];
   for (const [index, message] of wire.entries()) {
     if (!isObj(message) || index < fromIndex) continue;
-    if (message.role === 'user') messages.push(...userMessages(message.content, toolNames));
-    else if (message.role === 'assistant') {
-      messages.push({ role: 'model', content: modelParts(message.content, toolNames) });
-    }
+    messages.push(...normalizeMessage(message, toolNames));
   }
 
   const systemTexts = blocksOf(body.system).flatMap((block) =>
@@ -230,22 +277,14 @@ function anthropicUsage(usage: Obj, into: Usage = {}): Usage {
 /** Normalizes a non-streamed `message` object. */
 export function normalizeAnthropicResponse(json: unknown): NormalizedResponse {
   const body = isObj(json) ? json : {};
+  const responseId = str(body.id);
   return {
-    message: { role: 'model', content: modelParts(body.content, serverToolNames(body.content)) },
+    message: { role: 'model', content: modelParts(body.content) },
     usage: isObj(body.usage) ? anthropicUsage(body.usage) : undefined,
     stopReason: str(body.stop_reason),
     model: str(body.model),
+    ...(responseId !== undefined && { responseId }),
   };
-}
-
-/** Server tool names by id within one response, for naming its server tool results. */
-function serverToolNames(content: unknown): Map<string, string> {
-  const names = new Map<string, string>();
-  for (const block of blocksOf(content)) {
-    if (isObj(block) && typeof block.id === 'string' && typeof block.name === 'string')
-      names.set(block.id, block.name);
-  }
-  return names;
 }
 
 /** Folds Messages stream events into the response the non-streamed call would give. */
@@ -255,6 +294,7 @@ export function createAnthropicStreamAccumulator(): StreamAccumulator {
   let usage: Usage | undefined;
   let stopReason: string | undefined;
   let model: string | undefined;
+  let responseId: string | undefined;
   let stopped = false;
 
   function finish(entry: { block: Obj; json: string; raw?: string }): void {
@@ -283,6 +323,7 @@ export function createAnthropicStreamAccumulator(): StreamAccumulator {
         case 'message_start':
           if (isObj(payload.message)) {
             model = str(payload.message.model) ?? model;
+            responseId = str(payload.message.id) ?? responseId;
             if (isObj(payload.message.usage)) usage = anthropicUsage(payload.message.usage, usage);
           }
           break;
@@ -332,13 +373,18 @@ export function createAnthropicStreamAccumulator(): StreamAccumulator {
     result() {
       const entries = [...blocks.entries()].sort(([a], [b]) => a - b).map(([, entry]) => entry);
       for (const entry of entries) finish(entry);
-      const names = serverToolNames(entries.map((entry) => entry.block));
-      const content = entries.flatMap((entry) => {
-        const part = modelPart(entry.block, names);
-        if (part?.kind === 'tool-call' && entry.raw !== undefined) part.args = entry.raw;
-        return part ?? [];
+      const content = entries.map((entry) => {
+        const part = modelPart(entry.block);
+        if (part.kind === 'tool-call' && entry.raw !== undefined) part.args = entry.raw;
+        return part;
       });
-      return { message: { role: 'model', content }, usage, stopReason, model };
+      return {
+        message: { role: 'model', content },
+        usage,
+        stopReason,
+        model,
+        ...(responseId !== undefined && { responseId }),
+      };
     },
   };
 }

@@ -1,12 +1,15 @@
 /**
  * OpenAI Chat Completions bodies in the chat log's normalized form: requests, responses and
- * streamed responses. Malformed parts are skipped, never thrown on.
+ * streamed responses. The leading system and developer messages are the system prompt (its digest
+ * is logged with the request); every later message is kept in its place, whatever its role: an
+ * unknown role as role `other`, a content part no other kind holds as sent in a `raw` part, and a
+ * message's own fields besides role and content (`name`, ...) in `wire`. Nothing is thrown on.
  * @see https://platform.openai.com/docs/api-reference/chat/create
  * @see https://platform.openai.com/docs/api-reference/chat/object
  * @see https://platform.openai.com/docs/api-reference/chat-streaming/streaming
  */
 import { createHash } from 'node:crypto';
-import type { ToolRef, Usage } from '../../chat-log/format/current.ts';
+import type { RawPart, ToolRef, Usage } from '../../chat-log/format/current.ts';
 import type {
   NormalizeOptions,
   NormalizedRequest,
@@ -19,6 +22,20 @@ import { isObj, str, type Obj } from '../wire-json.ts';
 import { canonicalJson } from '../../chat-log/canonical-json.ts';
 
 type ToolResultContent = Extract<PendingContentPart, { kind: 'tool-result' }>['content'][number];
+type Wire = NonNullable<NormalizedMessage['wire']>;
+
+/**
+ * A part kept as sent. A `cache_control` marker (compatible servers that pass it on to Anthropic
+ * models) is left out, as for every other part: the same history must compare equal when a client
+ * moves its cache breakpoints.
+ */
+function rawPart(part: unknown): RawPart {
+  if (!isObj(part) || !Object.hasOwn(part, 'cache_control')) {
+    return { kind: 'raw', value: part as RawPart['value'] };
+  }
+  const { cache_control: _marker, ...rest } = part;
+  return { kind: 'raw', value: rest as RawPart['value'] };
+}
 
 /** A tool by name and the sha256 of its canonical definition. */
 function toolRef(tool: Obj): ToolRef | undefined {
@@ -37,15 +54,15 @@ function contentTexts(content: unknown): string[] {
   );
 }
 
-/** One user/tool content part, or undefined for parts the log does not keep. */
-function contentPart(part: unknown): ToolResultContent | undefined {
-  if (!isObj(part)) return undefined;
+/** One user/tool/system content part: its kind, or as sent when no kind holds it. */
+function contentPart(part: unknown): ToolResultContent {
+  if (!isObj(part)) return rawPart(part);
   switch (part.type) {
     case 'text':
-      return typeof part.text === 'string' ? { kind: 'text', text: part.text } : undefined;
+      return typeof part.text === 'string' ? { kind: 'text', text: part.text } : rawPart(part);
     case 'image_url': {
       const source = openaiImageSource(part);
-      return source ? { kind: 'image', source } : undefined;
+      return source ? { kind: 'image', source } : rawPart(part);
     }
     case 'input_audio': {
       const format = isObj(part.input_audio) ? str(part.input_audio.format) : undefined;
@@ -63,14 +80,16 @@ function contentPart(part: unknown): ToolResultContent | undefined {
       };
     }
     default:
-      return undefined;
+      return rawPart(part);
   }
 }
 
 function contentParts(content: unknown): ToolResultContent[] {
   if (typeof content === 'string') return [{ kind: 'text', text: content }];
-  if (!Array.isArray(content)) return [];
-  return content.flatMap((part) => contentPart(part) ?? []);
+  // A missing or null content (a message of tool calls, a bare `name`) holds nothing.
+  if (content === undefined || content === null) return [];
+  if (!Array.isArray(content)) return [rawPart(content)];
+  return content.map(contentPart);
 }
 
 /** The parts of an assistant message (request history or response). */
@@ -84,12 +103,11 @@ function assistantParts(message: Obj): PendingContentPart[] {
     if (content) parts.push({ kind: 'text', text: content });
   } else if (Array.isArray(content)) {
     for (const part of content) {
-      if (!isObj(part)) continue;
-      if (part.type === 'text' && typeof part.text === 'string')
+      if (isObj(part) && part.type === 'text' && typeof part.text === 'string')
         parts.push({ kind: 'text', text: part.text });
-      else if (part.type === 'refusal' && typeof part.refusal === 'string') {
+      else if (isObj(part) && part.type === 'refusal' && typeof part.refusal === 'string') {
         parts.push({ kind: 'text', text: part.refusal });
-      }
+      } else parts.push(rawPart(part));
     }
   }
   const refusal = str(message.refusal);
@@ -119,9 +137,32 @@ function assistantParts(message: Obj): PendingContentPart[] {
 
 const NOT_SETTINGS = new Set(['model', 'messages', 'system', 'tools']);
 
-/** Normalizes a Chat Completions request body for the chat log. */
-const KNOWN_ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
+/** The fields each role's parts already hold; anything else a message carries goes to `wire`. */
+const HELD_FIELDS: Record<string, readonly string[]> = {
+  system: ['role', 'content'],
+  developer: ['role', 'content'],
+  user: ['role', 'content'],
+  tool: ['role', 'content', 'tool_call_id'],
+  function: ['role', 'content', 'name'],
+};
 
+/** The message's fields besides those its parts hold (role included), when there are any. */
+function wireOf(message: Obj, role: string): Wire | undefined {
+  const held = HELD_FIELDS[role] ?? ['content'];
+  const extra = Object.keys(message).filter((key) => !held.includes(key));
+  if (extra.length === 0 || (extra.length === 1 && extra[0] === 'role')) return undefined;
+  const wire: Wire = {};
+  for (const [key, value] of Object.entries(message)) {
+    if (key === 'role' || !held.includes(key)) wire[key] = value as Wire[string];
+  }
+  return wire;
+}
+
+function withWire(message: NormalizedMessage, wire: Wire | undefined): NormalizedMessage {
+  return wire === undefined ? message : { ...message, wire };
+}
+
+/** Normalizes a Chat Completions request body for the chat log. */
 export function normalizeOpenaiRequest(
   body: Record<string, unknown>,
   opts: NormalizeOptions = {},
@@ -148,30 +189,24 @@ export function normalizeOpenaiRequest(
       systemTexts.push(...contentTexts(message.content));
       continue;
     }
-    if (index < fromIndex) {
-      // Skipped, but it still ends the system prompt as it would when normalized.
-      if (KNOWN_ROLES.has(role as string)) inSystemPrompt = false;
-      continue;
-    }
+    // Any other message ends the system prompt, also one that is skipped below.
+    inSystemPrompt = false;
+    if (index < fromIndex) continue;
     switch (role) {
       case 'system':
       case 'developer':
-        messages.push({
-          role,
-          content: contentTexts(message.content).map((text) => ({ kind: 'text', text })),
-        });
-        break;
       case 'user':
-        messages.push({ role: 'user', content: contentParts(message.content) });
+        messages.push(withWire({ role, content: contentParts(message.content) }, wireOf(message, role)));
         break;
       case 'assistant':
+        // The model's turn is compared with the answer that was logged, which has no wire fields.
         messages.push({ role: 'model', content: assistantParts(message) });
         break;
       case 'tool':
       case 'function': {
         const callId = str(message.tool_call_id) ?? '';
         const toolName = role === 'function' ? str(message.name) : toolNames.get(callId);
-        messages.push({
+        const result: NormalizedMessage = {
           role: 'tool',
           content: [
             {
@@ -182,13 +217,16 @@ export function normalizeOpenaiRequest(
               content: contentParts(message.content),
             },
           ],
-        });
+        };
+        messages.push(withWire(result, wireOf(message, role)));
         break;
       }
-      default:
-        continue;
+      default: {
+        // An unknown role: kept in its place, its role as sent in `wire`.
+        const { content: _content, ...fields } = message;
+        messages.push({ role: 'other', content: contentParts(message.content), wire: fields as Wire });
+      }
     }
-    inSystemPrompt = false;
   }
 
   const settings: Record<string, unknown> = {};
@@ -231,11 +269,13 @@ export function normalizeOpenaiResponse(json: unknown): NormalizedResponse {
   const body = isObj(json) ? json : {};
   const choice = Array.isArray(body.choices) ? body.choices[0] : undefined;
   const message = isObj(choice) && isObj(choice.message) ? choice.message : {};
+  const responseId = str(body.id);
   return {
     message: { role: 'model', content: assistantParts(message) },
     usage: openaiUsage(body.usage),
     stopReason: isObj(choice) ? str(choice.finish_reason) : undefined,
     model: str(body.model),
+    ...(responseId !== undefined && { responseId }),
   };
 }
 
@@ -254,6 +294,7 @@ export function createOpenaiStreamAccumulator(): StreamAccumulator {
   let usage: Usage | undefined;
   let stopReason: string | undefined;
   let model: string | undefined;
+  let responseId: string | undefined;
   let sawDone = false;
 
   return {
@@ -274,6 +315,7 @@ export function createOpenaiStreamAccumulator(): StreamAccumulator {
         return;
       }
       model = str(chunk.model) ?? model;
+      responseId = str(chunk.id) ?? responseId;
       if (isObj(chunk.usage)) usage = openaiUsage(chunk.usage);
       if (!Array.isArray(chunk.choices)) return;
       for (const choice of chunk.choices) {
@@ -322,6 +364,7 @@ export function createOpenaiStreamAccumulator(): StreamAccumulator {
         usage,
         stopReason,
         model,
+        ...(responseId !== undefined && { responseId }),
       };
     },
   };
