@@ -29,7 +29,11 @@ export const planMarker = (name: string): string => `[[plan:${name}]]`;
 
 export const SIDE_TITLE = 'Oda client test session';
 export const SIDE_TEXT = 'side answer';
-export const COMPACT_SUMMARY = 'The user ran the plan; every step succeeded. [[compacted]]';
+export const COMPACT_SUMMARY = [
+  '1. Primary Request and Intent: the user asked to run the plan, one shell command at a time.',
+  '2. Key Technical Concepts: shell commands run through the Bash tool of the agent.',
+  '3. Pending Tasks: nothing is pending; every step of the plan succeeded.',
+].join('\n');
 
 interface Message {
   role: string;
@@ -102,7 +106,7 @@ export function answerFor(script: AgentScript, req: RecordedRequest): Block[] {
     return [
       {
         type: 'text',
-        text: `<analysis>Steps run.</analysis>\n<summary>${script.summary ?? COMPACT_SUMMARY}</summary>`,
+        text: `<analysis>Steps run.</analysis>\n<summary>\n${script.summary ?? COMPACT_SUMMARY}\n</summary>`,
       },
     ];
   }

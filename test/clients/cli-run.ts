@@ -217,3 +217,92 @@ export function writeCodexConfig(sandbox: CliSandbox, baseUrl: string, model = '
   ].join('\n');
   writeFileSync(join(dir, 'config.toml'), toml);
 }
+
+/** A CLI kept running with its stdin open, read line by line (Claude Code's stream-json mode). */
+export interface LiveCli {
+  /** Every stdout line so far, parsed when JSON. */
+  readonly lines: unknown[];
+  send(line: unknown): void;
+  /** Resolves with the first line (already seen or coming) that `match` accepts. */
+  waitFor(match: (line: unknown) => boolean, what: string): Promise<unknown>;
+  /** Closes stdin and waits for the exit (killed at the time limit). */
+  finish(): Promise<CliResult>;
+}
+
+/** Starts a CLI whose whole run must end within `timeoutMs`. */
+export function startLiveCli(
+  command: string,
+  args: string[],
+  opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+): LiveCli {
+  const child = spawn(command, args, {
+    cwd: opts.cwd,
+    env: opts.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const lines: unknown[] = [];
+  const waiters: Array<{ match: (l: unknown) => boolean; resolve: (l: unknown) => void }> = [];
+  let stdout = '';
+  let stderr = '';
+  let pending = '';
+  let timedOut = false;
+  let exited: CliResult | undefined;
+  const failWaiters: Array<(err: Error) => void> = [];
+  child.stdout.on('data', (c: Buffer) => {
+    const s = c.toString('utf8');
+    stdout += s;
+    pending += s;
+    let nl: number;
+    while ((nl = pending.indexOf('\n')) >= 0) {
+      const raw = pending.slice(0, nl).trim();
+      pending = pending.slice(nl + 1);
+      if (!raw) continue;
+      let line: unknown = raw;
+      try {
+        line = JSON.parse(raw);
+      } catch {
+        // keep the text
+      }
+      lines.push(line);
+      for (const w of [...waiters]) {
+        if (w.match(line)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
+      }
+    }
+  });
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup(child.pid);
+  }, opts.timeoutMs);
+  const done = new Promise<CliResult>((resolve) => {
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      exited = { code, signal, stdout, stderr, timedOut };
+      for (const f of failWaiters) f(new Error(`CLI ended first:\n${describeRun(exited)}`));
+      resolve(exited);
+    });
+  });
+  return {
+    lines,
+    send(line) {
+      child.stdin.write(`${JSON.stringify(line)}\n`);
+    },
+    waitFor(match, what) {
+      const seen = lines.find(match);
+      if (seen !== undefined) return Promise.resolve(seen);
+      if (exited) return Promise.reject(new Error(`CLI ended before ${what}:\n${describeRun(exited)}`));
+      return new Promise((resolve, reject) => {
+        waiters.push({ match, resolve });
+        failWaiters.push((err) => reject(new Error(`waiting for ${what}: ${err.message}`)));
+      });
+    },
+    finish() {
+      child.stdin.end();
+      return done;
+    },
+  };
+}

@@ -13,7 +13,9 @@ import type { SseEvent } from '../fake-provider/fake-bodies.ts';
 type Obj = Record<string, unknown>;
 
 export type ResponsesStepItem =
-  { type: 'message'; text: string } | { type: 'function_call'; name: string; arguments: Obj };
+  | { type: 'message'; text: string }
+  /** `namespace`: the tool namespace the function belongs to (Codex's `multi_agent_v1`). */
+  | { type: 'function_call'; name: string; arguments: Obj; namespace?: string };
 
 export type ResponsesStep = ResponsesStepItem[] | ((req: RecordedRequest) => ResponsesStepItem[]);
 
@@ -84,6 +86,7 @@ export function responsesReplyWith(req: RecordedRequest, items: ResponsesStepIte
           type: 'function_call',
           status: 'completed',
           name: it.name,
+          ...(it.namespace !== undefined && { namespace: it.namespace }),
           arguments: JSON.stringify(it.arguments),
           call_id: `call_${nextHex().slice(0, 24)}`,
         },
