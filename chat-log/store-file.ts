@@ -383,6 +383,11 @@ export class FileLogBackend implements LogBackend {
     };
   }
 
+  /** Resolves once the chat index is open and any rebuild under way has finished. */
+  async indexReady(): Promise<void> {
+    await this.indexed().rebuild?.done;
+  }
+
   /**
    * Opens the chat index (once) and, when it was missing, of another schema or not closed cleanly,
    * starts bringing it up to date from the chat files in the background. The gateway calls it at

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { keysNew } from '../server/cli-keys.ts';
 import { logCheck } from '../chat-log/cli-check.ts';
 import { logRead } from '../chat-log/cli-read.ts';
+import { logList } from '../chat-log/cli-list.ts';
 import type { CliIo } from '../chat-log/cli-io.ts';
 
 export type { CliIo };
@@ -29,6 +30,11 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     usage: 'log read <chat id or file> [--offset N] [--length N] [--data-dir DIR]',
     summary: 'print part of a chat log as JSON lines',
     run: logRead,
+  },
+  'log list': {
+    usage: 'log list [--limit N] [--cursor C] [--team T] [--prefix P] [--data-dir DIR]',
+    summary: 'list a page of chats, newest activity first, as JSON lines (next cursor on stderr)',
+    run: logList,
   },
   'keys new': {
     usage: 'keys new [--json]',

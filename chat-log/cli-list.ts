@@ -1,0 +1,84 @@
+/**
+ * `oda-gateway log list [--limit N] [--cursor C] [--team T] [--prefix P] [--data-dir DIR]`: one page
+ * of the chats of a data directory, newest activity first, as JSON lines, from the same lasting
+ * index the gateway pages `GET /v1/sessions` with (never one read per chat). When more chats
+ * follow, the cursor of the next page is printed on stderr. Safe beside a running gateway: the
+ * index is only checked against the chat files when the gateway that wrote it is gone.
+ */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { CliIo } from './cli-io.ts';
+import { FileLogBackend } from './store-file.ts';
+import {
+  DEFAULT_PAGE_LIMIT,
+  MAX_PAGE_LIMIT,
+  decodeCursor,
+  encodeCursor,
+  type ChatListQuery,
+} from './chat-page.ts';
+
+const USAGE = 'usage: oda-gateway log list [--limit N] [--cursor C] [--team T] [--prefix P] [--data-dir DIR]';
+const FLAGS = ['--limit', '--cursor', '--team', '--prefix', '--data-dir'];
+
+/** `--name value` and `--name=value` options; undefined when a flag is unknown or has no value. */
+function options(args: readonly string[]): Map<string, string> | undefined {
+  const out = new Map<string, string>();
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const eq = a.indexOf('=');
+    const name = eq === -1 ? a : a.slice(0, eq);
+    const value = eq === -1 ? args[++i] : a.slice(eq + 1);
+    if (!FLAGS.includes(name) || value === undefined || out.has(name)) return undefined;
+    out.set(name, value);
+  }
+  return out;
+}
+
+/** Runs `log list`; returns the exit code (0 listed, 1 unreadable, 2 usage). */
+export async function logList(args: readonly string[], io: CliIo): Promise<number> {
+  const opts = options(args);
+  if (!opts) {
+    io.err(USAGE);
+    return 2;
+  }
+  const limitText = opts.get('--limit');
+  const limit = limitText === undefined ? DEFAULT_PAGE_LIMIT : Number(limitText);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
+    io.err(`--limit must be a whole number from 1 to ${MAX_PAGE_LIMIT}, got ${limitText}`);
+    return 2;
+  }
+  const query: ChatListQuery = { limit };
+  try {
+    const cursor = opts.get('--cursor');
+    if (cursor !== undefined) query.after = decodeCursor(cursor);
+  } catch (err) {
+    io.err(`--cursor: ${(err as Error).message}`);
+    return 2;
+  }
+  const team = opts.get('--team');
+  if (team !== undefined) query.team = team;
+  const prefix = opts.get('--prefix');
+  if (prefix !== undefined) query.idPrefix = prefix;
+  const dataDir = resolve(opts.get('--data-dir') ?? process.env.ODA_DATA_DIR ?? './data');
+  if (!existsSync(join(dataDir, 'chats'))) {
+    io.err(`no chat log in ${dataDir} (no chats folder)`);
+    return 1;
+  }
+  const backend = new FileLogBackend({
+    dataDir,
+    indexCheck: 'when-owner-exited',
+    log: (_level, message, fields) => io.err(`${message} ${JSON.stringify(fields)}`),
+  });
+  try {
+    await backend.indexReady();
+    const page = await backend.listPage(query);
+    for (const chat of page.chats) io.out(JSON.stringify(chat));
+    if (page.next) io.err(`more chats: --cursor ${encodeCursor(page.next)}`);
+    return 0;
+  } catch (err) {
+    io.err((err as Error).message);
+    return 1;
+  } finally {
+    await backend.close();
+  }
+}

@@ -1,0 +1,83 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli, type CliIo } from './cli.ts';
+import { FileLogBackend } from '../chat-log/store-file.ts';
+
+function capture(): CliIo & { lines: string[]; errors: string[] } {
+  const lines: string[] = [];
+  const errors: string[] = [];
+  return { lines, errors, out: (l) => lines.push(l), err: (l) => errors.push(l) };
+}
+
+const say = (text: string) => ({
+  type: 'message' as const,
+  role: 'user' as const,
+  content: [{ kind: 'text' as const, text }],
+});
+
+test('log list pages the chats of a data dir newest first, the next cursor on stderr', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'oda-cli-list-'));
+  const backend = new FileLogBackend({ dataDir });
+  for (let i = 0; i < 5; i++) {
+    await backend.create({ version: 5, id: `chat-${i}`, createdAt: 1, ...(i % 2 ? { team: 'red' } : {}) });
+    await backend.append(`chat-${i}`, [say(`turn ${i}`)], 100 + i);
+  }
+  await backend.close();
+
+  const first = capture();
+  assert.equal(await runCli(['log', 'list', '--limit', '2', '--data-dir', dataDir], first), 0);
+  assert.deepEqual(
+    first.lines.map((l) => JSON.parse(l) as unknown),
+    [
+      { id: 'chat-4', createdAt: 1, eventCount: 1, lastActivityAt: 104 },
+      { id: 'chat-3', createdAt: 1, team: 'red', eventCount: 1, lastActivityAt: 103 },
+    ],
+  );
+  const cursor = /^more chats: --cursor (\S+)$/.exec(first.errors.at(-1) ?? '')?.[1];
+  assert.ok(cursor, first.errors.join('\n'));
+
+  const rest = capture();
+  assert.equal(
+    await runCli(['log', 'list', `--cursor=${cursor}`, '--limit=10', '--data-dir', dataDir], rest),
+    0,
+  );
+  assert.deepEqual(
+    rest.lines.map((l) => (JSON.parse(l) as { id: string }).id),
+    ['chat-2', 'chat-1', 'chat-0'],
+  );
+  assert.deepEqual(rest.errors, [], 'no cursor after the last page');
+
+  const red = capture();
+  assert.equal(await runCli(['log', 'list', '--team', 'red', '--data-dir', dataDir], red), 0);
+  assert.deepEqual(
+    red.lines.map((l) => (JSON.parse(l) as { id: string }).id),
+    ['chat-3', 'chat-1'],
+  );
+
+  // Without its index (removed, or written by an older gateway) the list is built from the files.
+  for (const suffix of ['', '-wal', '-shm'])
+    rmSync(join(dataDir, `chat-index.sqlite${suffix}`), { force: true });
+  const rebuilt = capture();
+  assert.equal(await runCli(['log', 'list', '--prefix', 'chat-0', '--data-dir', dataDir], rebuilt), 0);
+  assert.deepEqual(
+    rebuilt.lines.map((l) => (JSON.parse(l) as { id: string }).id),
+    ['chat-0'],
+  );
+
+  for (const [argv, why] of [
+    [['--limit', '0'], /--limit must be a whole number from 1 to 500/],
+    [['--cursor', 'zzz'], /--cursor: cursor is not a cursor this gateway gave out/],
+    [['--color'], /usage: oda-gateway log list/],
+  ] as const) {
+    const bad = capture();
+    assert.equal(await runCli(['log', 'list', ...argv, '--data-dir', dataDir], bad), 2);
+    assert.match(bad.errors.join('\n'), why);
+  }
+  const nowhere = capture();
+  assert.equal(await runCli(['log', 'list', '--data-dir', join(dataDir, 'nope')], nowhere), 1);
+  assert.match(nowhere.errors[0]!, /no chat log in/);
+  rmSync(dataDir, { recursive: true, force: true });
+});
