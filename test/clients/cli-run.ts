@@ -11,8 +11,29 @@ import { fileURLToPath } from 'node:url';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 
-/** The native Claude Code binary shipped inside `@anthropic-ai/claude-code`. */
-export const claudeBin = join(here, 'node_modules', '@anthropic-ai', 'claude-code', 'bin', 'claude.exe');
+/**
+ * The native Claude Code binary from its platform package (`@anthropic-ai/claude-code-<os>-<cpu>`),
+ * or `bin/claude.exe` of the wrapper package, which its postinstall makes a copy of it.
+ */
+export const claudeBin = ((): string => {
+  const musl = process.platform === 'linux' && !glibcRuntime() ? '-musl' : '';
+  const native = join(
+    here,
+    'node_modules',
+    '@anthropic-ai',
+    `claude-code-${process.platform}-${process.arch}${musl}`,
+    process.platform === 'win32' ? 'claude.exe' : 'claude',
+  );
+  return existsSync(native)
+    ? native
+    : join(here, 'node_modules', '@anthropic-ai', 'claude-code', 'bin', 'claude.exe');
+})();
+
+function glibcRuntime(): boolean {
+  const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
+  return report?.header?.glibcVersionRuntime !== undefined;
+}
+
 /** Codex's launcher (`@openai/codex`), which execs the native binary of its platform package. */
 export const codexBin = join(here, 'node_modules', '@openai', 'codex', 'bin', 'codex.js');
 
