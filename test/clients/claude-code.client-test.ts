@@ -66,13 +66,14 @@ const open: Rig[] = [];
 async function rig(
   script: AgentScript,
   before: Parameters<TestGateway['fake']['script']> = [],
+  opts: { settings?: Record<string, unknown>; config?: Parameters<typeof startGateway>[0] } = {},
 ): Promise<Rig> {
-  const gw = await startGateway();
+  const gw = await startGateway(opts.config);
   gw.fake.script(...before);
   scriptMany(gw.fake, claudeCodeModel(script), 400);
   const proxy = await startRecordingProxy(gw.url);
   const sb = makeSandbox('claude');
-  writeClaudeConfig(sb);
+  writeClaudeConfig(sb, opts.settings);
   const r: Rig = {
     gw,
     proxy,
@@ -530,6 +531,65 @@ describe('Claude Code through the gateway', { skip, timeout: TEST_TIMEOUT_MS * 6
         'the retried prompt is logged once',
       );
       assert.deepEqual(texts.slice(-1), ['Survived the overload.']);
+    },
+  );
+
+  test(
+    'a large Bash output (bashOutputMaxChars raised) is trimmed for the model, kept whole in the log',
+    { timeout: TEST_TIMEOUT_MS },
+    async () => {
+      // Without the setting Claude Code itself sends a 2 KB preview and a file path (RECORDED.md).
+      const r = await rig(
+        {
+          plans: {
+            big: [
+              [
+                {
+                  type: 'tool_use',
+                  name: 'Bash',
+                  input: { command: 'seq 1 20000', description: 'Print numbers' },
+                },
+              ],
+              [{ type: 'text', text: 'Saw the numbers.' }],
+            ],
+          },
+        },
+        [],
+        {
+          settings: { bashOutputMaxChars: 200_000 },
+          // A small window puts the second request (~110 KB of messages, ~28k tokens by the gateway's
+          // estimate) over the compaction point (0.8 of 20k).
+          config: { config: { models: { 'claude-*': { contextWindow: 20_000 } } } },
+        },
+      );
+      const { out } = await r.claude(['-p', `Count ${planMarker('big')}`]);
+      assert.equal(out.result, 'Saw the numbers.');
+
+      const sent = messagesOf(modelCalls(r.proxy).at(-1)!).flatMap(toolResultsOf)[0]!;
+      const sentText = typeof sent.content === 'string' ? sent.content : JSON.stringify(sent.content);
+      assert.ok(sentText.includes('\n19999\n20000'), 'Claude Code sent the whole output');
+      assert.ok(sentText.length > 100_000);
+      const received = messagesOf(r.gw.fake.requestsTo('/v1/messages').at(-1)!).flatMap(toolResultsOf)[0]!;
+      const receivedText =
+        typeof received.content === 'string' ? received.content : JSON.stringify(received.content);
+      assert.ok(
+        receivedText.length < 10_000,
+        `the model got a trimmed result (${receivedText.length} chars)`,
+      );
+      assert.ok(receivedText.startsWith('1\n2\n3\n'), 'the head is kept');
+
+      const main = mainChat(out.session_id);
+      assert.deepEqual(await chatsOf(r.gw.url, main), [main]);
+      const events = await loggedEvents(r.gw.url, main);
+      assert.ok(
+        events.some((e) => e.type === 'tool-result-trimmed'),
+        'the trim is recorded',
+      );
+      const logged = events.filter((e) => e.type === 'message').map(loggedText);
+      assert.ok(
+        logged.some((t) => t.includes('\n19999\n20000')),
+        'the log keeps the whole output',
+      );
     },
   );
 });
