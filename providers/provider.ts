@@ -6,7 +6,8 @@ import type { ToolRef, Usage } from '../chat-log/format/current.ts';
 import type { NormalizedMessage } from '../chat-log/pending-message.ts';
 import type { RequestView, WirePath } from './request-view.ts';
 
-export type WireFormat = 'openai' | 'anthropic';
+/** A wire format the gateway speaks to clients (Responses is served by `openai`-format providers). */
+export type WireFormat = 'openai' | 'anthropic' | 'responses';
 
 /** What a refusal from a provider means for the repair loop. */
 export type Refusal =
@@ -46,6 +47,11 @@ export interface NormalizedRequest {
 /** The normalized result of a model call. */
 export interface NormalizedResponse {
   message: NormalizedMessage;
+  /**
+   * The answer as the log keeps it when it is several messages (Responses: one per output item,
+   * normalized as the same item is when sent back in `input`); `message` then merges their content.
+   */
+  messages?: NormalizedMessage[];
   usage: Usage | undefined;
   stopReason: string | undefined;
   model: string | undefined;
@@ -70,6 +76,34 @@ export interface GatewayErrorInfo {
   code: string;
 }
 
+/** What the session logic reads of a request to tell a session's conversations apart. */
+export interface RequestTraits {
+  /** Tool definitions the request offers. */
+  tools: number;
+  /** Conversation messages (or input items), system and developer messages not counted. */
+  messages: number;
+  /** True when the request asks for structured output (a JSON schema or JSON mode). */
+  structuredOutput: boolean;
+  /** The output token cap the request sets, when it sets one. */
+  maxTokens: number | undefined;
+}
+
+/** One SSE event as read from a stream: its `event:` name (undefined when absent) and joined `data:`. */
+export interface SseEventText {
+  event: string | undefined;
+  data: string;
+}
+
+/**
+ * What the first events of a stream say (`peekStreamStart`): `pending` while nothing of the answer
+ * has come, `output` once it has (pass the stream on), `failed` when the provider refused inside
+ * the stream before any output, with the HTTP status and error body it would have answered.
+ */
+export type StreamStart =
+  | { readonly kind: 'pending' }
+  | { readonly kind: 'output' }
+  | { readonly kind: 'failed'; readonly status: number; readonly bodyText: string };
+
 /** Everything the shared pipeline and routes need from one wire format. */
 export interface FormatAdapter {
   readonly format: WireFormat;
@@ -92,4 +126,20 @@ export interface FormatAdapter {
    * `/v1/messages`. Never given the client's request target.
    */
   apiPath(routePath: string): string;
+  /**
+   * Checks the body's shape at the edge and returns its model; throws a 400 `OdaError` naming the
+   * field (`messages must be an array`, `input must be a string or an array`).
+   */
+  parseBody(body: Record<string, unknown>): { model: string };
+  /**
+   * For formats whose provider may refuse inside a 200 stream before any output (Responses): reads
+   * the stream's first events. Absent: a 200 stream is always output.
+   */
+  peekStreamStart?(events: readonly SseEventText[]): StreamStart;
+  /** The wire list the chat log compares with its history (`messages`; Responses: `input` items). */
+  wireMessages(body: Record<string, unknown>): readonly unknown[];
+  /** A shallow copy of `body` whose wire list is `messages` (everything else shared). */
+  withWireMessages(body: Record<string, unknown>, messages: readonly unknown[]): Record<string, unknown>;
+  /** What the session logic reads of a request (SPEC section 10). */
+  requestTraits(body: Record<string, unknown>): RequestTraits;
 }

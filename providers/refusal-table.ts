@@ -78,6 +78,8 @@ const COUNT_PATTERNS: RegExp[] = [
   /contains (\d+) images?, exceeding the maximum of (\d+)/i,
   // "Image count 6 exceeds limit 4"
   /image count (\d+) exceeds limit (\d+)/i,
+  // "Too many images in request: 11 images provided, but the model supports a maximum of 10 images."
+  /(\d+) images? (?:were )?provided, but the model supports a maximum of (\d+)/i,
 ];
 
 /** Extracts "sent > max" counts from an image-limit message, when it states them. */

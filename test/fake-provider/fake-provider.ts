@@ -1,7 +1,8 @@
 /**
  * A fake LLM provider for tests and benchmarks: node:http on an ephemeral port, speaking the OpenAI
- * and Anthropic wire formats (JSON and SSE), refusing the way real providers refuse (their real
- * error bodies), hanging or resetting on request, and recording every request it receives.
+ * (Chat Completions, Responses, embeddings, models) and Anthropic wire formats (JSON and SSE),
+ * refusing the way real providers refuse (their real error bodies), hanging or resetting on
+ * request, and recording every request it receives.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +14,15 @@ import {
   openaiStream,
   type SseEvent,
 } from './fake-bodies.ts';
+import {
+  DEFAULT_ANTHROPIC_MODELS,
+  DEFAULT_OPENAI_MODELS,
+  embeddings,
+  modelById,
+  modelList,
+} from './fake-models.ts';
+import type { ResponsesScript } from './fake-responses.ts';
+import { FakeResponsesApi } from './fake-responses-api.ts';
 
 export interface RecordedRequest {
   method: string;
@@ -36,7 +46,12 @@ export type FakeReply =
   | { hang: true }
   | { reset: true }
   /** A JSON answer whose body breaks off after `sent` (headers promise the whole length). */
-  | { truncated: string; sent: number };
+  | { truncated: string; sent: number }
+  /** A Responses API answer built from the request (JSON or its event stream, as the request asks). */
+  | { responses: ResponsesScript };
+
+/** A reply as it goes on the wire (a Responses script already built into JSON or SSE). */
+export type WireReply = Exclude<FakeReply, { responses: ResponsesScript }>;
 
 export type FakeHandler = (req: RecordedRequest) => FakeReply | undefined;
 
@@ -52,6 +67,15 @@ export interface FakeProviderOptions {
   /** Pieces of the default streamed answer. */
   streamPieces?: string[];
   chunkDelayMs?: number;
+  /**
+   * How a streamed Responses request is refused: an HTTP error (default), or a 200 stream whose
+   * first event after `response.created`/`response.in_progress` is `response.failed` or `error`.
+   */
+  responsesStreamRefusal?: 'http' | 'response.failed' | 'error';
+  /** Model ids `GET /v1/models` lists (OpenAI format); real-looking defaults. */
+  openaiModels?: string[];
+  /** Model ids `GET /v1/models` lists to a client sending `anthropic-version`. */
+  anthropicModels?: string[];
 }
 
 export class FakeProvider {
@@ -62,6 +86,8 @@ export class FakeProvider {
   private readonly sockets = new Set<import('node:net').Socket>();
   /** Set when a client aborted a streamed answer before it ended. */
   abortedStreams = 0;
+  /** The Responses API routes and the responses created through them. */
+  readonly responsesApi = new FakeResponsesApi(() => this.options);
 
   constructor(options: FakeProviderOptions = {}) {
     this.options = options;
@@ -95,6 +121,7 @@ export class FakeProvider {
     this.requests.length = 0;
     this.scripted.length = 0;
     this.abortedStreams = 0;
+    this.responsesApi.stored.clear();
   }
 
   /** Requests to a path (the path without its query, matched exactly). */
@@ -127,8 +154,11 @@ export class FakeProvider {
       const next = this.scripted.shift()!;
       reply = typeof next === 'function' ? next(rec) : next;
     }
-    reply ??= this.defaultReply(rec);
-    await this.send(res, reply);
+    const chosen = reply ?? this.defaultReply(rec);
+    await this.send(
+      res,
+      'responses' in chosen ? this.responsesApi.answer(rec.json ?? {}, chosen.responses) : chosen,
+    );
   }
 
   private defaultReply(rec: RecordedRequest): FakeReply {
@@ -136,8 +166,15 @@ export class FakeProvider {
     const body = rec.json ?? {};
     const model = typeof body.model === 'string' ? body.model : 'fake-model';
     const anthropicFormat = path === '/v1/messages' || path === '/v1/messages/count_tokens';
-    if (path === '/v1/models')
-      return { json: { object: 'list', data: [{ id: 'fake-model', object: 'model' }] } };
+    const responses = this.responsesApi.route(rec.method, path ?? '', body);
+    if (responses) return responses;
+    const modelsReply = this.modelsReply(
+      rec.method,
+      path ?? '',
+      rec.headers['anthropic-version'] !== undefined,
+    );
+    if (modelsReply) return modelsReply;
+    if (path === '/v1/embeddings' && rec.method === 'POST') return embeddings(body);
     if (path === '/v1/messages/count_tokens') {
       return { json: { input_tokens: Math.ceil(JSON.stringify(body.messages ?? []).length / 4) } };
     }
@@ -192,7 +229,18 @@ export class FakeProvider {
     };
   }
 
-  private async send(res: ServerResponse, reply: FakeReply): Promise<void> {
+  /** `GET /v1/models` and `GET /v1/models/{id}`, in the caller's format; undefined for other paths. */
+  private modelsReply(method: string, path: string, anthropic: boolean): FakeReply | undefined {
+    if (method !== 'GET' || !path.startsWith('/v1/models')) return undefined;
+    const ids = anthropic
+      ? (this.options.anthropicModels ?? DEFAULT_ANTHROPIC_MODELS)
+      : (this.options.openaiModels ?? DEFAULT_OPENAI_MODELS);
+    if (path === '/v1/models') return { json: modelList(ids, anthropic) };
+    const id = /^\/v1\/models\/([^/]+)$/.exec(path)?.[1];
+    return id === undefined ? undefined : modelById(ids, decodeURIComponent(id), anthropic);
+  }
+
+  private async send(res: ServerResponse, reply: WireReply): Promise<void> {
     if ('hang' in reply) return; // never answer; the socket is destroyed on close()
     if ('reset' in reply) {
       res.socket?.destroy();

@@ -1,0 +1,38 @@
+/** Edge checks of a model call's body, shared by the formats: a model, and the conversation's list. */
+import { z } from 'zod';
+import { OdaError } from '../lib/errors.ts';
+
+const model = z.string({ error: 'model must be a string' }).min(1, 'model must not be empty');
+
+/** Chat Completions and Messages: `model` and a `messages` array. */
+const messagesBody = z.looseObject({
+  model,
+  messages: z.array(z.unknown(), { error: 'messages must be an array' }),
+});
+
+/** Responses: `model` and `input`, a string or a list of items. */
+const inputBody = z.looseObject({
+  model,
+  input: z.union([z.string(), z.array(z.unknown())], { error: 'input must be a string or an array' }),
+});
+
+/** Parses `body` with `shape`; a 400 naming the first bad field otherwise. */
+function parseWith(
+  shape: typeof messagesBody | typeof inputBody,
+  body: Record<string, unknown>,
+): { model: string } {
+  const parsed = shape.safeParse(body);
+  if (parsed.success) return { model: parsed.data.model };
+  const issue = parsed.error.issues[0]!;
+  throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, issue.message, { param: issue.path.join('.') || null });
+}
+
+/** A Chat Completions or Messages body: its model; a 400 naming `model` or `messages` otherwise. */
+export function parseMessagesBody(body: Record<string, unknown>): { model: string } {
+  return parseWith(messagesBody, body);
+}
+
+/** A Responses body: its model; a 400 naming `model` or `input` otherwise. */
+export function parseInputBody(body: Record<string, unknown>): { model: string } {
+  return parseWith(inputBody, body);
+}

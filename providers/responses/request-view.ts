@@ -1,0 +1,337 @@
+/**
+ * The RequestView over an OpenAI Responses body, read and edited in place. The conversation is
+ * `input`: a string (one user message) or a list of items. Each item is one entry of the view
+ * (its index is the item's index in `input`); an assistant turn is a run of model items (reasoning,
+ * calls, messages) and is one assistant message for the mechanisms, as it is on the other formats.
+ * Tool results are the `output` of `*_output` items; images are `input_image` parts (in user
+ * messages and in tool outputs) and `computer_call_output` screenshots. `instructions` is the
+ * system prompt and is never touched.
+ * Wire shapes: https://platform.openai.com/docs/api-reference/responses/create
+ */
+import type {
+  ImageRef,
+  MessageMeasure,
+  MessageRef,
+  RequestView,
+  TextSlot,
+  ToolResultRef,
+  WirePath,
+} from '../request-view.ts';
+import { stringSlot, type EditState } from '../text-slots.ts';
+import { isObj, str, type Obj } from '../wire-json.ts';
+import { editReporter, reportingSlots, type EditReporter } from '../view-edits.ts';
+import {
+  SCREENSHOT_PLACEHOLDER_URL,
+  inputImageSource,
+  isToolOutput,
+  itemSide,
+  itemType,
+  outputCallId,
+  screenshotSource,
+  toolNamesByCallId,
+} from './responses-items.ts';
+
+/** Text part types whose `text` is plain text the model reads. */
+const TEXT_PART_TYPES = new Set(['input_text', 'output_text']);
+
+/** Slots for a content value: a string is one slot, an array one per `input_text`/`output_text` part. */
+function partSlots(holder: Obj, key: string, state: EditState): TextSlot[] {
+  const value = holder[key];
+  if (typeof value === 'string') return [stringSlot(holder, key, state)];
+  if (!Array.isArray(value)) return [];
+  const slots: TextSlot[] = [];
+  for (const part of value) {
+    if (isObj(part) && TEXT_PART_TYPES.has(part.type as string) && typeof part.text === 'string') {
+      slots.push(stringSlot(part, 'text', state));
+    }
+  }
+  return slots;
+}
+
+/** The text slots of a tool result: its `output` text, or each `stdout`/`stderr` of a shell output. */
+function outputSlots(item: Obj, state: EditState): TextSlot[] {
+  if (itemType(item) !== 'shell_call_output' || !Array.isArray(item.output)) {
+    return partSlots(item, 'output', state);
+  }
+  const slots: TextSlot[] = [];
+  for (const chunk of item.output) {
+    if (!isObj(chunk)) continue;
+    if (typeof chunk.stdout === 'string') slots.push(stringSlot(chunk, 'stdout', state));
+    if (typeof chunk.stderr === 'string') slots.push(stringSlot(chunk, 'stderr', state));
+  }
+  return slots;
+}
+
+/** Refs for the `input_image` parts of `parts`, which sit at `path` in the body. */
+function partImageRefs(
+  parts: unknown[],
+  path: WirePath,
+  messageIndex: number,
+  inToolResult: boolean,
+  state: EditState,
+  reporter: EditReporter,
+): ImageRef[] {
+  const refs: ImageRef[] = [];
+  parts.forEach((part, partIndex) => {
+    if (!isObj(part) || part.type !== 'input_image') return;
+    const source = inputImageSource(part);
+    if (!source) return;
+    refs.push({
+      messageIndex,
+      path: [...path, partIndex],
+      inToolResult,
+      source,
+      replaceWithText(text: string) {
+        // Find the part again: a stale ref whose part is already gone does nothing.
+        const at = parts.indexOf(part);
+        if (at < 0) return;
+        // Keeping the marker keeps the cache breakpoint where the client put it.
+        const replacement: Obj = { type: 'input_text', text };
+        if ('prompt_cache_breakpoint' in part)
+          replacement.prompt_cache_breakpoint = part.prompt_cache_breakpoint;
+        parts[at] = replacement;
+        state.changed = true;
+        reporter.report({ kind: 'image', after: text });
+      },
+    });
+  });
+  return refs;
+}
+
+/**
+ * The ref for a `computer_call_output` screenshot. Its `output` must stay a `computer_screenshot`,
+ * so replacing it puts the placeholder image there (the text has no valid place in this item).
+ */
+function screenshotRef(
+  item: Obj,
+  index: number,
+  state: EditState,
+  reporter: EditReporter,
+): ImageRef | undefined {
+  const source = screenshotSource(item);
+  const output = item.output;
+  if (!source || !isObj(output)) return undefined;
+  return {
+    messageIndex: index,
+    path: ['input', index, 'output'],
+    inToolResult: true,
+    source,
+    replaceWithText(text: string) {
+      if (item.output !== output) return;
+      const { image_url: _url, file_id: _file, ...rest } = output;
+      item.output = { ...rest, type: 'computer_screenshot', image_url: SCREENSHOT_PLACEHOLDER_URL };
+      state.changed = true;
+      reporter.report({ kind: 'image', after: text });
+    },
+  };
+}
+
+/** The images of one tool output item (parts of its `output`, or its screenshot). */
+function outputImageRefs(item: Obj, index: number, state: EditState, reporter: EditReporter): ImageRef[] {
+  if (itemType(item) === 'computer_call_output') {
+    const ref = screenshotRef(item, index, state, reporter);
+    return ref ? [ref] : [];
+  }
+  return Array.isArray(item.output)
+    ? partImageRefs(item.output, ['input', index, 'output'], index, true, state, reporter)
+    : [];
+}
+
+/** Texts of a content or output value: a string, or the text of each text-like part. */
+function valueTexts(value: unknown): { texts: string[]; images: number } {
+  if (typeof value === 'string') return { texts: [value], images: 0 };
+  if (!Array.isArray(value)) return { texts: [], images: 0 };
+  const texts: string[] = [];
+  let images = 0;
+  for (const part of value) {
+    if (!isObj(part)) continue;
+    if (typeof part.text === 'string') texts.push(part.text);
+    else if (part.type === 'refusal' && typeof part.refusal === 'string') texts.push(part.refusal);
+    else if (part.type === 'input_image') images += 1;
+    else if (typeof part.stdout === 'string' || typeof part.stderr === 'string') {
+      texts.push(`${str(part.stdout) ?? ''}${str(part.stderr) ?? ''}`);
+    }
+  }
+  return { texts, images };
+}
+
+/** What the size estimate counts in one input item. */
+function measureItem(item: Obj): MessageMeasure {
+  const type = itemType(item);
+  if (type === 'message') return valueTexts(item.content);
+  if (isToolOutput(item)) {
+    if (type === 'computer_call_output') return { texts: [], images: screenshotSource(item) ? 1 : 0 };
+    return valueTexts(item.output);
+  }
+  switch (type) {
+    case 'function_call':
+      return { texts: [str(item.arguments) ?? ''], images: 0 };
+    case 'custom_tool_call':
+      return { texts: [str(item.input) ?? ''], images: 0 };
+    case 'reasoning': {
+      // Summaries and reasoning text; encrypted content is opaque and its size says little.
+      const summary = valueTexts(item.summary).texts;
+      return { texts: [...summary, ...valueTexts(item.content).texts], images: 0 };
+    }
+    case 'compaction':
+    case 'item_reference':
+    case undefined:
+      return { texts: [], images: 0 };
+    default: {
+      // Other calls and server tool items reach the model as their JSON.
+      const { id: _id, status: _status, ...rest } = item;
+      return { texts: [JSON.stringify(rest)], images: 0 };
+    }
+  }
+}
+
+/** The list of items `input` holds; a string input is handled by the callers. */
+function inputItems(body: Record<string, unknown>): unknown[] {
+  return Array.isArray(body.input) ? body.input : [];
+}
+
+/** Creates the accessor over an OpenAI Responses request body (edited in place). */
+export function createResponsesRequestView(body: Record<string, unknown>): RequestView {
+  const state: EditState = { changed: false };
+  const reporter = editReporter();
+  const slots = (found: TextSlot[]) => reportingSlots(found, reporter);
+
+  return {
+    body,
+    get model() {
+      return typeof body.model === 'string' ? body.model : '';
+    },
+    get changed() {
+      return state.changed;
+    },
+
+    messages(): MessageRef[] {
+      if (typeof body.input === 'string') {
+        return [
+          {
+            index: 0,
+            role: 'user',
+            hasToolResults: false,
+            hasOwnContent: true,
+            texts: slots([stringSlot(body, 'input', state)]),
+          },
+        ];
+      }
+      const refs: MessageRef[] = [];
+      // The assistant message of the current run of model items, which later items of the run join.
+      let run: { index: number; texts: TextSlot[] } | undefined;
+      inputItems(body).forEach((item, index) => {
+        if (!isObj(item)) return;
+        const side = itemSide(item);
+        if (side === undefined) return;
+        if (side === 'assistant') {
+          const texts = itemType(item) === 'message' ? slots(partSlots(item, 'content', state)) : [];
+          if (run) run.texts.push(...texts);
+          else {
+            run = { index, texts };
+            refs.push({
+              index,
+              role: 'assistant',
+              hasToolResults: false,
+              hasOwnContent: true,
+              texts: run.texts,
+            });
+          }
+          return;
+        }
+        run = undefined;
+        if (side === 'tool') {
+          refs.push({ index, role: 'tool', hasToolResults: true, hasOwnContent: false, texts: [] });
+          return;
+        }
+        refs.push({
+          index,
+          role: side,
+          hasToolResults: false,
+          hasOwnContent: true,
+          texts: slots(partSlots(item, 'content', state)),
+        });
+      });
+      return refs;
+    },
+
+    toolResults(): ToolResultRef[] {
+      const items = inputItems(body);
+      const names = toolNamesByCallId(items);
+      const refs: ToolResultRef[] = [];
+      items.forEach((item, index) => {
+        if (!isObj(item) || !isToolOutput(item)) return;
+        const callId = outputCallId(item);
+        refs.push({
+          messageIndex: index,
+          callId,
+          toolName: names.get(callId),
+          isError: item.status === 'failed',
+          texts: slots(outputSlots(item, state)),
+          images: outputImageRefs(item, index, state, reporter),
+        });
+      });
+      return refs;
+    },
+
+    images(): ImageRef[] {
+      const refs: ImageRef[] = [];
+      inputItems(body).forEach((item, index) => {
+        if (!isObj(item)) return;
+        const side = itemSide(item);
+        if (side === 'user' && Array.isArray(item.content)) {
+          refs.push(
+            ...partImageRefs(item.content, ['input', index, 'content'], index, false, state, reporter),
+          );
+        } else if (side === 'tool') {
+          refs.push(...outputImageRefs(item, index, state, reporter));
+        }
+      });
+      return refs;
+    },
+
+    measure(): MessageMeasure[] {
+      // One entry per input item, so entry i is item i. The system prompt (`instructions`) is not
+      // an item and the estimate leaves it out.
+      if (typeof body.input === 'string') return [{ texts: [body.input], images: 0 }];
+      return inputItems(body).map((item) => (isObj(item) ? measureItem(item) : { texts: [], images: 0 }));
+    },
+
+    cacheTtlHint() {
+      return undefined;
+    },
+
+    // The provider caches prompt prefixes by itself; `prompt_cache_key` routes a chat's requests to
+    // the same cache. https://platform.openai.com/docs/guides/prompt-caching
+    promptCachingStyle: 'key',
+
+    hasCacheMarkers() {
+      return false;
+    },
+
+    addCacheBreakpoint() {
+      return false;
+    },
+
+    setAutomaticCaching() {
+      return false;
+    },
+
+    promptCacheKey() {
+      return typeof body.prompt_cache_key === 'string' && body.prompt_cache_key !== ''
+        ? body.prompt_cache_key
+        : undefined;
+    },
+
+    setPromptCacheKey(key: string) {
+      if (body.prompt_cache_key !== undefined && body.prompt_cache_key !== null) return false;
+      body.prompt_cache_key = key;
+      state.changed = true;
+      return true;
+    },
+
+    onEdit(listener) {
+      reporter.listen(listener);
+    },
+  };
+}

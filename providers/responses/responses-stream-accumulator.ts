@@ -1,0 +1,141 @@
+/**
+ * Folds a streamed Responses answer (SSE events, each with a `type` and a `sequence_number`) into
+ * the response the non-streamed call would give. The closing event (`response.completed`,
+ * `response.failed`, `response.incomplete`) carries the whole response; a stream cut before it is
+ * rebuilt from the output items and deltas seen so far. Unknown events are ignored.
+ * @see https://platform.openai.com/docs/api-reference/responses-streaming
+ */
+import type { StreamAccumulator } from '../provider.ts';
+import { isObj, str, type Obj } from '../wire-json.ts';
+import { normalizeResponsesResponse } from './normalize.ts';
+
+/** Events after which the stream says no more: the answer is over. */
+const CLOSING = new Set(['response.completed', 'response.failed', 'response.incomplete']);
+
+/** The list at `holder[key]`, created when missing. */
+function listAt(holder: Obj, key: string): unknown[] {
+  const value = holder[key];
+  if (Array.isArray(value)) return value;
+  const list: unknown[] = [];
+  holder[key] = list;
+  return list;
+}
+
+/** The object at `list[index]`, when there is one. */
+function objAt(list: unknown, index: unknown): Obj | undefined {
+  if (!Array.isArray(list) || typeof index !== 'number') return undefined;
+  const value: unknown = list[index];
+  return isObj(value) ? value : undefined;
+}
+
+/** Appends `delta` to `holder[key]` (a delta names its part by index; a missing part is skipped). */
+function append(holder: Obj | undefined, key: string, delta: unknown): void {
+  if (!holder || typeof delta !== 'string') return;
+  holder[key] = (str(holder[key]) ?? '') + delta;
+}
+
+/** Sets `holder[key]` to a `*.done` event's whole value. */
+function settle(holder: Obj | undefined, key: string, value: unknown): void {
+  if (holder && typeof value === 'string') holder[key] = value;
+}
+
+export function createResponsesStreamAccumulator(): StreamAccumulator {
+  /** The response as the lifecycle events (`created`, `in_progress`) and the closing event gave it. */
+  let response: Obj = {};
+  const items: Array<Obj | undefined> = [];
+  let closed = false;
+  let errored = false;
+
+  const item = (event: Obj): Obj | undefined => objAt(items, event.output_index);
+  const part = (event: Obj): Obj | undefined => objAt(item(event)?.content, event.content_index);
+  const summary = (event: Obj): Obj | undefined => objAt(item(event)?.summary, event.summary_index);
+
+  function apply(type: string, event: Obj): void {
+    switch (type) {
+      case 'response.created':
+      case 'response.queued':
+      case 'response.in_progress':
+        if (isObj(event.response)) response = event.response;
+        return;
+      case 'response.output_item.added':
+      case 'response.output_item.done':
+        if (typeof event.output_index === 'number' && isObj(event.item))
+          items[event.output_index] = event.item;
+        return;
+      case 'response.content_part.added':
+      case 'response.content_part.done': {
+        const holder = item(event);
+        if (holder && typeof event.content_index === 'number' && isObj(event.part)) {
+          listAt(holder, 'content')[event.content_index] = event.part;
+        }
+        return;
+      }
+      case 'response.output_text.delta':
+      case 'response.reasoning_text.delta':
+        return append(part(event), 'text', event.delta);
+      case 'response.output_text.done':
+      case 'response.reasoning_text.done':
+        return settle(part(event), 'text', event.text);
+      case 'response.refusal.delta':
+        return append(part(event), 'refusal', event.delta);
+      case 'response.refusal.done':
+        return settle(part(event), 'refusal', event.refusal);
+      case 'response.function_call_arguments.delta':
+        return append(item(event), 'arguments', event.delta);
+      case 'response.function_call_arguments.done':
+        return settle(item(event), 'arguments', event.arguments);
+      case 'response.custom_tool_call_input.delta':
+        return append(item(event), 'input', event.delta);
+      case 'response.custom_tool_call_input.done':
+        return settle(item(event), 'input', event.input);
+      case 'response.reasoning_summary_part.added':
+      case 'response.reasoning_summary_part.done': {
+        const holder = item(event);
+        if (holder && typeof event.summary_index === 'number' && isObj(event.part)) {
+          listAt(holder, 'summary')[event.summary_index] = event.part;
+        }
+        return;
+      }
+      case 'response.reasoning_summary_text.delta':
+        return append(summary(event), 'text', event.delta);
+      case 'response.reasoning_summary_text.done':
+        return settle(summary(event), 'text', event.text);
+      case 'error':
+        errored = true;
+        return;
+      default:
+        if (CLOSING.has(type)) {
+          closed = true;
+          if (isObj(event.response)) response = event.response;
+        }
+    }
+  }
+
+  return {
+    push(event, data) {
+      const text = data.trim();
+      if (text === '' || text === '[DONE]') return;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        return;
+      }
+      if (!isObj(parsed)) return;
+      const type = str(parsed.type) ?? event;
+      if (type !== undefined) apply(type, parsed);
+    },
+    ended() {
+      return closed;
+    },
+    result() {
+      // The closing event's response holds every output item; before it, the items seen so far.
+      const output =
+        Array.isArray(response.output) && response.output.length > 0 ? response.output : items.filter(isObj);
+      const normalized = normalizeResponsesResponse({ ...response, output });
+      if (!closed && errored) return { ...normalized, stopReason: 'error' };
+      if (!closed) return { ...normalized, stopReason: undefined };
+      return normalized;
+    },
+  };
+}

@@ -1,0 +1,156 @@
+/**
+ * The fake provider's Responses API routes: `POST /v1/responses` (streamed and not, refusing the
+ * way the API does), the stored responses (`GET`/`DELETE /v1/responses/{id}`, `cancel`,
+ * `input_items`) and `POST /v1/responses/input_tokens`.
+ */
+import type { FakeProviderOptions, WireReply } from './fake-provider.ts';
+import {
+  responseIds,
+  responsesBodies,
+  responsesContextError,
+  responsesEvents,
+  responsesFailedEvents,
+  responsesImages,
+  responsesMessage,
+  responsesObject,
+  storedInputItems,
+  type ResponsesScript,
+  type StoredResponse,
+} from './fake-responses.ts';
+
+type Obj = Record<string, unknown>;
+
+const CREATED_AT = 1_767_225_600;
+
+export class FakeResponsesApi {
+  /** Responses created with `store` (the API's default), by id. */
+  readonly stored = new Map<string, StoredResponse>();
+  private created = 0;
+
+  constructor(private readonly options: () => FakeProviderOptions) {}
+
+  /** The reply for a Responses route, or undefined when `path` is not one. */
+  route(method: string, path: string, body: Obj): WireReply | undefined {
+    if (path === '/v1/responses' && method === 'POST') return this.create(body);
+    if (path === '/v1/responses/input_tokens' && method === 'POST') {
+      return { json: { object: 'response.input_tokens', input_tokens: inputTokens(body) } };
+    }
+    const match = /^\/v1\/responses\/([^/]+)(\/cancel|\/input_items)?$/.exec(path);
+    if (!match) return undefined;
+    const id = decodeURIComponent(match[1]!);
+    const stored = this.stored.get(id);
+    if (!stored) return { status: 404, json: responsesBodies.notFound(id) };
+    switch (`${method} ${match[2] ?? ''}`) {
+      case 'GET ':
+        return { json: stored.response };
+      case 'DELETE ':
+        this.stored.delete(id);
+        return { json: { id, object: 'response.deleted', deleted: true } };
+      case 'POST /cancel':
+        if (stored.response.background !== true) return { status: 400, json: responsesBodies.cannotCancel() };
+        stored.response = { ...stored.response, status: 'cancelled' };
+        return { json: stored.response };
+      case 'GET /input_items': {
+        const data = [...stored.inputItems].reverse();
+        return {
+          json: {
+            object: 'list',
+            data,
+            first_id: data[0]?.id ?? null,
+            last_id: data.at(-1)?.id ?? null,
+            has_more: false,
+          },
+        };
+      }
+      default:
+        return { status: 405, json: responsesBodies.notFound(id) };
+    }
+  }
+
+  /**
+   * Answers `request` with `script`: the response object, or its event stream when the request
+   * asks for one; stored unless `store: false`.
+   */
+  answer(request: Obj, script: ResponsesScript): WireReply {
+    this.created += 1;
+    const ids = responseIds(this.created);
+    const response = responsesObject(
+      request,
+      script,
+      ids.response,
+      CREATED_AT + this.created,
+      inputTokens(request),
+    );
+    if (request.store !== false) {
+      this.stored.set(ids.response, { response, inputItems: storedInputItems(request, ids.item) });
+    }
+    if (request.stream !== true) return { json: response };
+    return { sse: responsesEvents(response, script.pieces), chunkDelayMs: this.options().chunkDelayMs };
+  }
+
+  /** `POST /v1/responses` without a script: refusals first, then the default answer. */
+  private create(body: Obj): WireReply {
+    const previous = body.previous_response_id;
+    if (typeof previous === 'string' && !this.stored.has(previous)) {
+      return { status: 400, json: responsesBodies.previousNotFound(previous) };
+    }
+    const refusal = this.refusal(body);
+    if (refusal) return refusal;
+    const { answer, streamPieces } = this.options();
+    const streamed = body.stream === true && streamPieces !== undefined;
+    const text = streamed ? streamPieces.join('') : (answer ?? 'Hello from the fake provider.');
+    return this.answer(body, {
+      output: [responsesMessage(text, 'msg_fake')],
+      ...(streamed && { pieces: streamPieces }),
+    });
+  }
+
+  /** The API's refusal of `body`, as an HTTP error or (when configured) inside a 200 stream. */
+  private refusal(body: Obj): WireReply | undefined {
+    const { imageLimit, maxImageBytes, contextLimitChars } = this.options();
+    const images = responsesImages(body);
+    let error: { status: number; json: { error: Obj } } | undefined;
+    const oversize = maxImageBytes === undefined ? undefined : images.find((i) => i.bytes > maxImageBytes);
+    if (oversize && maxImageBytes !== undefined) {
+      error = {
+        status: 400,
+        json: responsesBodies.imageTooLarge(oversize.param, oversize.bytes, maxImageBytes),
+      };
+    } else if (imageLimit !== undefined && images.length > imageLimit) {
+      error = { status: 400, json: responsesBodies.tooManyImages(images.length, imageLimit) };
+    } else if (
+      contextLimitChars !== undefined &&
+      JSON.stringify(body.input ?? '').length > contextLimitChars
+    ) {
+      error = { status: 400, json: responsesBodies.contextLength() };
+    }
+    if (!error) return undefined;
+    const via = this.options().responsesStreamRefusal ?? 'http';
+    if (body.stream !== true || via === 'http') return error;
+    const e = error.json.error;
+    const started = responsesObject(
+      body,
+      { output: [] },
+      responseIds(++this.created).response,
+      CREATED_AT,
+      0,
+    );
+    return {
+      sse: responsesFailedEvents(
+        started,
+        {
+          code: typeof e.code === 'string' ? e.code : null,
+          message: String(e.message),
+          param: typeof e.param === 'string' ? e.param : null,
+          type: typeof e.type === 'string' ? e.type : responsesContextError.type,
+        },
+        via,
+      ),
+    };
+  }
+}
+
+/** The input tokens the fake bills: a quarter of the input's JSON length. */
+function inputTokens(body: Obj): number {
+  return Math.ceil(JSON.stringify(body.input ?? '').length / 4);
+}
