@@ -104,7 +104,7 @@ describe('FileResponseOwners', () => {
   test('responseOwnersFor: files beside the file store', async () => {
     const dir = tempDir();
     const owners = responseOwnersFor(new FileLogBackend({ dataDir: dir }), '/elsewhere');
-    assert.ok(owners instanceof FileResponseOwners);
+    assert.ok(owners instanceof FileResponseOwners, 'owners instanceof FileResponseOwners');
     await owners.set('resp_f', { chatId: 'c', provider: 'p' });
     assert.deepEqual(await new FileResponseOwners(dir).get('resp_f'), { chatId: 'c', provider: 'p' });
   });
@@ -128,7 +128,7 @@ describe('RedisResponseOwners', { skip: redisSkip }, () => {
     const prefix = uniquePrefix('owners');
     prefixes.push(prefix);
     const owners = responseOwnersFor(redisBackend(prefix), tempDir());
-    assert.ok(owners instanceof RedisResponseOwners);
+    assert.ok(owners instanceof RedisResponseOwners, 'owners instanceof RedisResponseOwners');
     await owners.set('resp_k', { chatId: 'c', team: 't', provider: 'p' });
     assert.deepEqual(await keysUnder(prefix), [`${prefix}response:resp_k`]);
   });

@@ -2,6 +2,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import type { UpstreamClient } from '../providers/upstream-client.ts';
 import type { ChatLog } from '../chat-log/chat-log.ts';
+import type { ResponseOwners } from '../chat-log/response-owners.ts';
 import type { ChatBinder } from './chat-binder.ts';
 import type { Config } from '../config/config.ts';
 import type { Logger } from './logger.ts';
@@ -17,6 +18,8 @@ export interface AppContext {
   readonly upstream: UpstreamClient;
   readonly chatLog: ChatLog;
   readonly chats: ChatBinder;
+  /** Which chat, team and provider each stored response id belongs to (SPEC section 9). */
+  readonly responseOwners: ResponseOwners;
   readonly sleep: (ms: number) => Promise<void>;
   readonly random: () => number;
   /** True when clients' own provider credentials are forwarded (no teams configured). */

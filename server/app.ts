@@ -13,6 +13,7 @@ import { FileLogBackend } from '../chat-log/store-file.ts';
 import { RedisLogBackend } from '../chat-log/store-redis.ts';
 import { AttachmentStore } from '../chat-log/attachments.ts';
 import { ChatLog } from '../chat-log/chat-log.ts';
+import { responseOwnersFor } from '../chat-log/response-owners.ts';
 import type { AppContext } from './app-context.ts';
 import { authenticate } from './auth.ts';
 import { bodyDeadline } from './body-deadline.ts';
@@ -28,10 +29,12 @@ import { Metrics } from './metrics.ts';
 import { MemoryRateCounter, RedisRateCounter, rateLimit, type RateCounter } from './rate-limit.ts';
 import { chatCompletionsRoutes } from './routes/chat-completions.ts';
 import { countTokensRoutes } from './routes/count-tokens.ts';
+import { embeddingsRoutes } from './routes/embeddings.ts';
 import { healthRoutes } from './routes/health.ts';
 import { messagesRoutes } from './routes/messages.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { modelsRoutes } from './routes/models.ts';
+import { storedResponsesRoutes } from './routes/responses-stored.ts';
 import { openapiRoutes } from './routes/openapi.ts';
 import { sessionsRoutes } from './routes/sessions.ts';
 
@@ -106,6 +109,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     }),
     chatLog,
     chats: new ChatBinder(chatLog, config, clock),
+    responseOwners: responseOwnersFor(backend, config.dataDir),
     sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
     random: deps.random ?? Math.random,
     passThroughCredentials,
@@ -178,11 +182,14 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
   );
   app.use(chatCompletionsRoutes(context));
   app.use(messagesRoutes(context));
+  app.use(storedResponsesRoutes(context));
+  app.use(embeddingsRoutes(context));
   app.use(countTokensRoutes(context));
   app.use(modelsRoutes(context));
   app.use(sessionsRoutes(context));
+  // Any other path: a 404 in the shape of the format the request looks like (SPEC section 2).
   app.use(function notFound(req: Request) {
-    throw new OdaError('ODA_ERR_NOT_FOUND', 404, `no route for ${req.method} ${req.path}`);
+    throw new OdaError('ODA_ERR_NOT_FOUND', 404, `the gateway does not serve ${req.method} ${req.path}`);
   });
   app.use(errorHandler(logger));
 

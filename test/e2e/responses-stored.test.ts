@@ -6,6 +6,8 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
 import { FakeProvider, type RecordedRequest } from '../fake-provider/fake-provider.ts';
@@ -110,7 +112,7 @@ describe('stored responses without teams: forwarded with the client’s credenti
       after: 'msg_aa',
       include: ['message.input_image.image_url'],
     });
-    assert.ok(page.data.length >= 1);
+    assert.ok(page.data.length >= 1, 'page.data.length >= 1');
     const r = lastRequest(gw);
     const url = new URL(r.path, 'http://x');
     assert.equal(url.pathname, `/v1/responses/${created.id}/input_items`);
@@ -142,7 +144,7 @@ describe('stored responses without teams: forwarded with the client’s credenti
     const created = await createStored(gw, openai);
     forget(gw.fake);
     await assert.rejects(openai.responses.cancel(created.id), (e: unknown) => {
-      assert.ok(e instanceof OpenAI.BadRequestError);
+      assert.ok(e instanceof OpenAI.BadRequestError, 'e instanceof OpenAI.BadRequestError');
       assert.match(e.message, /background=true/);
       return true;
     });
@@ -161,7 +163,7 @@ describe('stored responses without teams: forwarded with the client’s credenti
     assert.equal(lastRequest(gw).method, 'DELETE');
     assert.equal(lastRequest(gw).path, `/v1/responses/${created.id}`);
     await assert.rejects(openai.responses.retrieve(created.id), (e: unknown) => {
-      assert.ok(e instanceof OpenAI.NotFoundError);
+      assert.ok(e instanceof OpenAI.NotFoundError, 'e instanceof OpenAI.NotFoundError');
       assert.match(e.message, new RegExp(`Response with id '${created.id}' not found`));
       return true;
     });
@@ -185,7 +187,7 @@ describe('stored responses without teams: forwarded with the client’s credenti
     forget(gw.fake);
     const counted = await openai.responses.inputTokens.count({ model: 'gpt-5', input: 'count these words' });
     assert.equal(counted.object, 'response.input_tokens');
-    assert.ok(counted.input_tokens > 0);
+    assert.ok(counted.input_tokens > 0, 'counted.input_tokens > 0');
     const r = lastRequest(gw);
     assert.equal(r.path, '/v1/responses/input_tokens');
     assert.deepEqual(r.json, { model: 'gpt-5', input: 'count these words' });
@@ -276,7 +278,7 @@ describe('with provider keys and two OpenAI-format providers', () => {
     assert.equal(r.path, `/v1/responses/${created.id}`);
     assert.equal(r.headers.authorization, 'Bearer sk-second', 'the gateway’s key, never the client’s');
     const items = await openai.responses.inputItems.list(created.id);
-    assert.ok(items.data.length >= 1);
+    assert.ok(items.data.length >= 1, 'items.data.length >= 1');
     assert.equal(second.requests.at(-1)!.path, `/v1/responses/${created.id}/input_items`);
   });
 
@@ -301,7 +303,7 @@ describe('with provider keys and two OpenAI-format providers', () => {
       ],
     );
     await assert.rejects(openai.embeddings.create({ model: 'other-model', input: 'x' }), (e: unknown) => {
-      assert.ok(e instanceof OpenAI.NotFoundError);
+      assert.ok(e instanceof OpenAI.NotFoundError, 'e instanceof OpenAI.NotFoundError');
       assert.match(e.message, /no configured openai provider serves model "other-model"/);
       return true;
     });
@@ -310,7 +312,7 @@ describe('with provider keys and two OpenAI-format providers', () => {
   test('a provider that cannot be reached is a 502 in OpenAI’s shape; metrics count the forwarded calls', async () => {
     await second.close();
     await assert.rejects(openai.embeddings.create({ model: 'gpt-b-embed', input: 'x' }), (e: unknown) => {
-      assert.ok(e instanceof OpenAI.APIError);
+      assert.ok(e instanceof OpenAI.APIError, 'e instanceof OpenAI.APIError');
       assert.equal(e.status, 502);
       assert.match(e.message, /provider "second" is unreachable/);
       return true;
@@ -320,4 +322,47 @@ describe('with provider keys and two OpenAI-format providers', () => {
     assert.match(metrics, /oda_requests_total\{route="\/v1\/embeddings",status="502"\} 1/);
     assert.match(metrics, /oda_upstream_latency_seconds_count\{provider="second"\} [1-9]/);
   });
+});
+
+describe('a streamed retrieve is piped as it arrives, never buffered', () => {
+  let provider: Server;
+  let release: () => void = () => {};
+  let gw: TestGateway;
+  before(async () => {
+    // A provider that sends the first event, then waits until the client has read it.
+    provider = createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const event = (type: string, n: number) =>
+        `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: n, response: { id: 'resp_live' } })}\n\n`;
+      res.write(event('response.created', 0));
+      release = () => {
+        res.write(event('response.in_progress', 1));
+        res.end(event('response.completed', 2));
+      };
+    });
+    await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+    const port = (provider.address() as AddressInfo).port;
+    gw = await startGateway({
+      config: { providers: [{ name: 'live', format: 'openai', baseUrl: `http://127.0.0.1:${port}/v1` }] },
+    });
+  });
+  after(async () => {
+    await gw.close();
+    provider.closeAllConnections();
+    await new Promise<void>((resolve) => provider.close(() => resolve()));
+  });
+
+  test(
+    'the client reads the first event before the provider has sent the rest',
+    { timeout: 10_000 },
+    async () => {
+      const stream = await client(gw).responses.retrieve('resp_live', { stream: true });
+      const seen: string[] = [];
+      for await (const e of stream) {
+        seen.push(e.type);
+        if (seen.length === 1) release();
+      }
+      assert.deepEqual(seen, ['response.created', 'response.in_progress', 'response.completed']);
+    },
+  );
 });

@@ -68,7 +68,7 @@ describe('teams: a stored response is reached only by the team that created it, 
     assert.equal(got.id, created.id);
     assert.equal(gw.fake.requests.at(-1)?.headers.authorization, 'Bearer sk-gateway');
     const items = await researchOpenai.responses.inputItems.list(created.id);
-    assert.ok(items.data.length >= 1);
+    assert.ok(items.data.length >= 1, 'items.data.length >= 1');
     const next = await researchOpenai.responses
       .create({ model: 'gpt-5', input: 'and then?', previous_response_id: created.id })
       .withResponse();
@@ -126,7 +126,10 @@ describe('teams: a stored response is reached only by the team that created it, 
       background: true,
     });
     assert.equal((await adminOpenai.responses.retrieve(id)).id, id);
-    assert.ok((await adminOpenai.responses.inputItems.list(id)).data.length >= 1);
+    assert.ok(
+      (await adminOpenai.responses.inputItems.list(id)).data.length >= 1,
+      '(await adminOpenai.responses.inputItems.list(id)).data.length >= 1',
+    );
     assert.equal((await adminOpenai.responses.cancel(id)).status, 'cancelled');
     await adminOpenai.responses.create({ model: 'gpt-5', input: 'continue', previous_response_id: id });
     assert.equal(gw.fake.requests.at(-1)?.json?.previous_response_id, id);

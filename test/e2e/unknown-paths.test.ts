@@ -1,0 +1,78 @@
+/**
+ * Any path under /v1/ the gateway does not serve (SPEC section 2): a 404 that names the method and
+ * the path and says the gateway does not serve it, in the error shape of the format the request
+ * looks like: Anthropic's when it carries `anthropic-version` or `x-api-key` (what the Anthropic
+ * SDK sends), else OpenAI's. Nothing reaches the provider.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
+
+describe('paths the gateway does not serve', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startGateway();
+  });
+  after(() => gw.close());
+
+  test('openai SDK: a 404 in OpenAI’s shape naming the method and path', async () => {
+    const openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'sk-client', maxRetries: 0 });
+    await assert.rejects(
+      openai.audio.speech.create({ model: 'gpt-4o-mini-tts', voice: 'alloy', input: 'hi' }),
+      (e: unknown) => {
+        assert.ok(e instanceof OpenAI.NotFoundError, `expected a 404, got ${String(e)}`);
+        assert.deepEqual(e.error, {
+          message: 'the gateway does not serve POST /v1/audio/speech',
+          type: 'not_found_error',
+          param: null,
+          code: 'ODA_ERR_NOT_FOUND',
+        });
+        return true;
+      },
+    );
+    await assert.rejects(openai.files.list(), /the gateway does not serve GET \/v1\/files/);
+    assert.equal(gw.fake.requests.length, 0);
+  });
+
+  test('Anthropic SDK: a 404 in Anthropic’s shape', async () => {
+    const anthropic = new Anthropic({ baseURL: gw.url, apiKey: 'sk-ant-client', maxRetries: 0 });
+    await assert.rejects(anthropic.beta.files.list(), (e: unknown) => {
+      assert.ok(e instanceof Anthropic.NotFoundError, `expected a 404, got ${String(e)}`);
+      assert.deepEqual(e.error, {
+        type: 'error',
+        error: { type: 'not_found_error', message: 'the gateway does not serve GET /v1/files' },
+      });
+      return true;
+    });
+    await assert.rejects(anthropic.messages.batches.list(), (e: unknown) => {
+      assert.ok(e instanceof Anthropic.NotFoundError, `expected a 404, got ${String(e)}`);
+      assert.match(e.message, /the gateway does not serve GET \/v1\/messages\/batches/);
+      return true;
+    });
+    assert.equal(gw.fake.requests.length, 0);
+  });
+
+  test('plain requests: the shape follows anthropic-version or x-api-key; the query is not echoed', async () => {
+    const shapes: Array<[Record<string, string>, 'openai' | 'anthropic']> = [
+      [{}, 'openai'],
+      [{ authorization: 'Bearer sk-x' }, 'openai'],
+      [{ 'x-api-key': 'sk-ant-x' }, 'anthropic'],
+      [{ 'anthropic-version': '2023-06-01' }, 'anthropic'],
+    ];
+    for (const [headers, shape] of shapes) {
+      const res = await fetch(`${gw.url}/v1/realtime/sessions?secret=1`, { headers });
+      assert.equal(res.status, 404);
+      const body = (await res.json()) as Record<string, unknown>;
+      const message = 'the gateway does not serve GET /v1/realtime/sessions';
+      if (shape === 'openai') {
+        assert.deepEqual(body, {
+          error: { message, type: 'not_found_error', param: null, code: 'ODA_ERR_NOT_FOUND' },
+        });
+      } else {
+        assert.deepEqual(body, { type: 'error', error: { type: 'not_found_error', message } });
+      }
+    }
+  });
+});
