@@ -26,8 +26,14 @@ import type { Caller } from './auth.ts';
 import type { Config } from '../config/config.ts';
 import type { Clock } from '../lib/clock.ts';
 import { derivedSessionId, requestedSessionId } from './session-id.ts';
-import { placeInSession, sideChatId, subagentChatId, type ConversationPlace } from './conversations.ts';
-import { compactionOf } from './compaction.ts';
+import {
+  childChatId,
+  placeInSession,
+  sideChatId,
+  subagentChatId,
+  type ConversationPlace,
+} from './conversations.ts';
+import { compactionOf, isSummaryRequest } from './compaction.ts';
 import { scopedChatId, visibleTo } from './team-scope.ts';
 
 export interface BindInput {
@@ -107,8 +113,12 @@ function headerMetadata(headers: IncomingHttpHeaders, caller: Caller): Record<st
  * Built only from chat-id characters (`A-Za-z0-9._:-`), so the branch can be created and named back.
  */
 function branchId(base: string, digests: readonly string[]): string {
-  const h = createHash('sha256').update(digests.join('\n')).digest('hex').slice(0, 12);
-  return `${base.slice(0, 128 - 14)}.b${h}`;
+  return `${base.slice(0, 128 - 14)}.b${pathHash(digests)}`;
+}
+
+/** 12 hex characters naming a path of message digests. */
+function pathHash(digests: readonly string[]): string {
+  return createHash('sha256').update(digests.join('\n')).digest('hex').slice(0, 12);
 }
 
 /**
@@ -176,11 +186,14 @@ export class ChatBinder {
         : placeInSession(requested?.source, input.headers, input.adapter.requestTraits(input.body));
     const baseId = await this.conversationChat(sessionId, place, input, wire, meta);
     // Only an admin-made or pre-teams chat can sit in a team's namespace; it is not the team's.
+    // The chat's team also names the folder its images go to (an admin's call into a team's chat).
+    let team = input.caller.team;
     for (const id of new Set([sessionId, baseId])) {
       const existing = await this.chatLog.header(id);
       if (existing && !visibleTo(existing.team, input.caller)) {
         throw new OdaError('ODA_ERR_NOT_FOUND', 404, `no chat with id "${id}"`, { param: 'x-session-id' });
       }
+      if (existing && id === baseId) team = existing.team;
     }
     // A continuation by response id sends only new items: nothing to compare, all to append.
     const cached = input.continues !== undefined ? undefined : this.prefixes.get(baseId);
@@ -189,7 +202,7 @@ export class ChatBinder {
     const normalized = input.adapter.normalizeRequest(input.body, {
       fromIndex: reuse ? cached.wireCount : 0,
     });
-    const messages = await this.chatLog.storeImages(normalized.messages);
+    const messages = await this.chatLog.storeImages(normalized.messages, team);
     const digests = messages.map((m) => this.chatLog.messageDigest(m));
     const known = reuse ? cached.loggedCount : 0;
 
@@ -270,7 +283,10 @@ export class ChatBinder {
     const head = input.adapter.normalizeRequest(
       input.adapter.withWireMessages(input.body, wire.slice(0, firstUser + 1)),
     );
-    const stored = await this.chatLog.storeImages(head.messages.filter((m) => m.role === 'user').slice(0, 1));
+    const stored = await this.chatLog.storeImages(
+      head.messages.filter((m) => m.role === 'user').slice(0, 1),
+      input.caller.team,
+    );
     return {
       system: head.system,
       firstUserMessage: stored[0] ? this.chatLog.messageDigest(stored[0]) : undefined,
@@ -322,9 +338,23 @@ export class ChatBinder {
       while (k < logged.length && k - known < digests.length && logged[k]!.digest === digests[k - known]) k++;
       const diverges = k < logged.length && k - known < digests.length;
       // A history rebuilt from the chat's own summary continues the chat (SPEC section 10).
+      const session = state.header.conversation?.session ?? id;
       const replaced = diverges
-        ? await compactionOf(this.chatLog, id, logged, k, messages[k - known])
+        ? await compactionOf(this.chatLog, id, session, logged, k, messages[k - known])
         : undefined;
+      if (diverges && !replaced && depth < 8 && isSummaryRequest(logged, k, messages, k - known)) {
+        // A summary request (compaction) is a side request of the session, seeded with the history
+        // it summarises; its answer is what the compacted history will be built from.
+        const prefix = logged.slice(0, k).map((m) => m.digest);
+        return {
+          side: {
+            id: childChatId(session, `.side-summary-${pathHash([...prefix, digests[k - known]!])}`),
+            seedUntil: logged[k]!.seq,
+            header: state.header,
+            session,
+          },
+        };
+      }
       if (diverges && !replaced && depth < 8) {
         // Seed the branch with every event before the first logged message it does not share.
         const seedUntil = logged[k]!.seq;
@@ -337,7 +367,8 @@ export class ChatBinder {
         const path = [...prefix, digests[k - known]!];
         return { branch: { id: regenerated ?? branchId(id, path), seedUntil, header: state.header } };
       }
-      if (!diverges && k - known === digests.length && k < logged.length && depth < 8) {
+      // (Not when a concurrent request of the same client already sent that answer back.)
+      if (!diverges && k - known === digests.length && logged[k]?.answer && depth < 8) {
         // The log already answered this very history: the client asks for another answer. The
         // exchange goes to a branch chosen now, so the answer's x-session-id (sent before a stream's
         // first byte) names the chat it is logged in (SPEC section 2).
@@ -384,6 +415,23 @@ export class ChatBinder {
       return { state, answerAt: k + fresh.length };
     });
     if (outcome.state) return { chatId: id, state: outcome.state, answerAt: outcome.answerAt };
+    if (outcome.side) {
+      const { id: sideId, seedUntil, header: parentHeader, session } = outcome.side;
+      if (!(await this.chatLog.open(sideId))) {
+        const seed = seedUntil > 0 ? await this.chatLog.read(id, 0, seedUntil) : [];
+        await this.chatLog.createChat(
+          {
+            id: sideId,
+            ...meta,
+            team: parentHeader.team,
+            parent: session,
+            conversation: { kind: 'side', session, purpose: 'summary' },
+          },
+          seed,
+        );
+      }
+      return this.appendIncoming(sideId, meta, messages, digests, known, request, depth + 1);
+    }
     const { id: childId, seedUntil, header: parentHeader } = outcome.branch!;
     if (!(await this.chatLog.open(childId))) {
       const seed = seedUntil > 0 ? await this.chatLog.read(id, 0, seedUntil) : [];
@@ -454,6 +502,7 @@ export class ChatBinder {
     };
     const attachmentsDir = this.config.attachmentsDir;
     const chatLog = this.chatLog;
+    const team = state.header.team;
     const clock = this.clock;
     return {
       chatId,
@@ -472,7 +521,7 @@ export class ChatBinder {
           height: facts.height,
           bytes: decoded.bytes.length,
           path: attachmentsDir
-            ? chatLog.attachments.pathFor({ sha256: sha, mediaType: facts.mediaType })
+            ? chatLog.attachments.forTeam(team).pathFor({ sha256: sha, mediaType: facts.mediaType })
             : undefined,
         };
       },
@@ -480,7 +529,7 @@ export class ChatBinder {
       async recordResponse(r) {
         // The answer as the log keeps it: one model message, or one per output item (Responses).
         const answer = r.response
-          ? await chatLog.storeImages(r.response.messages ?? [r.response.message])
+          ? await chatLog.storeImages(r.response.messages ?? [r.response.message], team)
           : [];
         const digests = answer.map((m) => chatLog.messageDigest(m));
         const response: NewEvent = {

@@ -32,14 +32,35 @@ export function carriesSummary(text: string, summary: string): boolean {
   return found === lines.length;
 }
 
+/** The text of chat `chatId`'s last model message among `logged` from index `from` on. */
+async function lastModelText(
+  chatLog: ChatLog,
+  chatId: string,
+  logged: readonly LoggedMessage[],
+  from = 0,
+): Promise<string | undefined> {
+  for (let i = logged.length - 1; i >= from; i--) {
+    if (logged[i]!.role !== 'model') continue;
+    const [event] = await chatLog.read(chatId, logged[i]!.seq, 1);
+    return event?.type === 'message' ? textOf(event.content) : undefined;
+  }
+  return undefined;
+}
+
+/** The chat a session's summary requests go to (see `isSummaryRequest`). */
+export function summaryChatPrefix(session: string): string {
+  return `${session}.side-summary-`;
+}
+
 /**
  * When the incoming history diverges from the logged one at `k` and the diverging message is a
- * user message built from the chat's last model answer (the summary), the seq range of the
- * messages the summary replaced; otherwise undefined.
+ * user message built from a summary (the chat's last model answer, or the answer of the session's
+ * latest summary request), the seq range of the messages the summary replaced; otherwise undefined.
  */
 export async function compactionOf(
   chatLog: ChatLog,
   chatId: string,
+  session: string,
   logged: readonly LoggedMessage[],
   k: number,
   incoming: LogMessage | undefined,
@@ -47,13 +68,39 @@ export async function compactionOf(
   if (!incoming || incoming.role !== 'user' || k >= logged.length) return undefined;
   const text = textOf(incoming.content);
   if (text.length < MIN_LINE) return undefined;
-  for (let i = logged.length - 1; i >= k; i--) {
-    if (logged[i]!.role !== 'model') continue;
-    const [event] = await chatLog.read(chatId, logged[i]!.seq, 1);
-    if (!event || event.type !== 'message') return undefined;
-    return carriesSummary(text, textOf(event.content))
-      ? { fromSeq: logged[k]!.seq, toSeq: logged[logged.length - 1]!.seq }
-      : undefined;
-  }
-  return undefined;
+  const replaced = { fromSeq: logged[k]!.seq, toSeq: logged[logged.length - 1]!.seq };
+  const own = await lastModelText(chatLog, chatId, logged, k);
+  if (own !== undefined && carriesSummary(text, own)) return replaced;
+  const [latest] = (await chatLog.listPage({ limit: 1, idPrefix: summaryChatPrefix(session) })).chats;
+  const side = latest ? await chatLog.open(latest.id) : undefined;
+  if (!latest || !side) return undefined;
+  const summary = await lastModelText(chatLog, latest.id, side.messages.messages);
+  return summary !== undefined && carriesSummary(text, summary) ? replaced : undefined;
 }
+
+/**
+ * True when the request asks for a summary of the chat (Claude Code's `/compact`): its history
+ * follows the log, leaves the newest messages out (where the log has a model answer at `k`, the
+ * request ends instead), and its last message is a new user message asking for a summary (the
+ * instruction Claude Code appends beside the last tool result).
+ */
+export function isSummaryRequest(
+  logged: readonly LoggedMessage[],
+  k: number,
+  incoming: readonly LogMessage[],
+  at: number,
+): boolean {
+  const message = incoming[at];
+  return (
+    message !== undefined &&
+    at === incoming.length - 1 &&
+    k >= 1 &&
+    k < logged.length &&
+    logged[k]!.role === 'model' &&
+    message.role === 'user' &&
+    SUMMARY_ASK.test(textOf(message.content))
+  );
+}
+
+/** What a summary request asks for, in its own words. */
+const SUMMARY_ASK = /\bsummar(y|ise|ize)\b/i;

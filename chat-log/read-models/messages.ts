@@ -14,6 +14,8 @@ export const loggedMessage = z.strictObject({
   seq: z.number().int().nonnegative(),
   role: conversationRole,
   digest: z.string().regex(/^[0-9a-f]{64}$/),
+  /** Logged as a provider's answer (not sent back by a client): a second answer to its history is a regeneration. */
+  answer: z.literal(true).optional(),
 });
 export type LoggedMessage = z.infer<typeof loggedMessage>;
 
@@ -22,7 +24,7 @@ export type MessagesState = z.infer<typeof messagesState>;
 
 export const messagesModel: ReadModel<MessagesState> = {
   name: 'messages',
-  version: 2,
+  version: 3,
   internal: true,
   schema: messagesState,
   initial: () => ({ messages: [] }),
@@ -41,7 +43,12 @@ export const messagesModel: ReadModel<MessagesState> = {
       const role = conversationRole.safeParse(event.role);
       if (!role.success) continue;
       messages ??= [...state.messages];
-      messages.push({ seq: event.seq, role: role.data, digest: messageDigest(event) });
+      messages.push({
+        seq: event.seq,
+        role: role.data,
+        digest: messageDigest(event),
+        ...(event.source?.kind === 'provider' ? { answer: true as const } : {}),
+      });
     }
     return messages ? { messages } : state;
   },

@@ -227,6 +227,107 @@ describe('a Claude Code session is logged as its user sees it', () => {
     assert.equal((await chatIds(gw)).filter((id) => id.startsWith(`${MAIN}.b`)).length, 0);
   });
 
+  test("Claude Code's /compact: the summary request goes to a side chat, the compacted history continues the main chat", async () => {
+    const SESSION2 = '5d7e0c1a-9f00-4a51-8d2b-3c2a7e9b0f12';
+    const main = `claude-code:${SESSION2}`;
+    const c = new Anthropic({
+      baseURL: gw.url,
+      apiKey: 'sk-ant-test',
+      maxRetries: 0,
+      defaultHeaders: { 'x-claude-code-session-id': SESSION2 },
+    });
+    const u1 = { role: 'user' as const, content: [{ type: 'text' as const, text: 'run the build' }] };
+    const a1 = {
+      role: 'assistant' as const,
+      content: [{ type: 'tool_use' as const, id: 'toolu_1', name: 'Bash', input: { command: 'make' } }],
+    };
+    const result = { type: 'tool_result' as const, tool_use_id: 'toolu_1', content: 'make: ok' };
+    const u2 = { role: 'user' as const, content: [result] };
+    const a2 = {
+      role: 'assistant' as const,
+      content: [{ type: 'text' as const, text: 'Done before compacting.' }],
+    };
+    gw.fake.script({
+      json: { ...anthropicMessage('claude-x', ''), content: a1.content, stop_reason: 'tool_use' },
+    });
+    assert.equal(
+      await withSessionId(
+        c.messages.create({ model: 'claude-x', max_tokens: 99, system, tools, messages: [u1] }),
+      ),
+      main,
+    );
+    gw.fake.script({ json: anthropicMessage('claude-x', 'Done before compacting.') });
+    assert.equal(
+      await withSessionId(
+        c.messages.create({ model: 'claude-x', max_tokens: 99, system, tools, messages: [u1, a1, u2] }),
+      ),
+      main,
+    );
+
+    // The compact request: the newest messages left out, the instruction beside the last tool result.
+    const summary = [
+      '<analysis>the user wants the build to run</analysis>',
+      '<summary>',
+      '1. Primary Request and Intent: the user asked to run the build of the project with make.',
+      '2. Key Technical Concepts: the build is driven by make and it finished without errors.',
+      '3. Pending Tasks: nothing is pending; wait for the next instruction of the user.',
+      '</summary>',
+    ].join('\n');
+    gw.fake.script({ json: anthropicMessage('claude-x', summary) });
+    const compactChat = await withSessionId(
+      c.messages.create({
+        model: 'claude-x',
+        max_tokens: 99,
+        system,
+        tools,
+        messages: [
+          u1,
+          a1,
+          {
+            role: 'user',
+            content: [
+              result,
+              {
+                type: 'text',
+                text: 'CRITICAL: Respond with TEXT ONLY. Your task is to create a detailed summary of the conversation so far.',
+              },
+            ],
+          },
+        ],
+      }),
+    );
+    assert.match(compactChat, new RegExp(`^${main.replace(/[.:-]/g, '\\$&')}\\.side-summary-[0-9a-f]{12}$`));
+    const side = await sessionInfo(gw, compactChat);
+    assert.deepEqual(side.header.conversation, { kind: 'side', session: main, purpose: 'summary' });
+
+    // The next turn starts from the summary, then the messages kept verbatim, then the new prompt.
+    const continued =
+      'This session is being continued from a previous conversation that ran out of context. ' +
+      'The summary below covers the earlier portion of the conversation.\n\nSummary:\n' +
+      summary.split('\n').slice(2, 5).join('\n');
+    gw.fake.script({ json: anthropicMessage('claude-x', 'Ready.') });
+    const next = await withSessionId(
+      c.messages.create({
+        model: 'claude-x',
+        max_tokens: 99,
+        system,
+        tools,
+        messages: [{ role: 'user', content: continued }, a2, { role: 'user', content: 'Then go on' }],
+      }),
+    );
+    assert.equal(next, main, 'the compacted conversation continues the main chat');
+    const events = await sessionEvents(gw.url, main);
+    const [compaction] = eventsOfType(events, 'compaction');
+    assert.ok(compaction, 'the compaction is recorded in the main chat');
+    assert.equal(
+      eventsOfType(events, 'message').filter((m) => m.seq > compaction.seq).length,
+      4,
+      'the summary-based history (3 messages) and the answer follow it',
+    );
+    const ids = await chatIds(gw);
+    assert.equal(ids.filter((id) => id.startsWith(`${main}.b`)).length, 0, 'no branch for the compaction');
+  });
+
   test('a true edit still branches, and the tree shows main, side, sub-agent and branch', async () => {
     gw.fake.script({ json: anthropicMessage('claude-x', 'Fixing the tests instead.') });
     const edited = await withSessionId(

@@ -327,6 +327,8 @@ describe('chat header metadata and the sessions API', () => {
         origin: 'cli',
         depth: 2,
         preset: 'reviewer',
+        // A chat a model call creates says which conversation of its session it is (SPEC section 10).
+        conversation: { kind: 'main', session: id },
       });
       // Only the request that creates the chat names its metadata.
       driver.user('Again.');
