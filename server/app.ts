@@ -37,6 +37,7 @@ import { modelsRoutes } from './routes/models.ts';
 import { storedResponsesRoutes } from './routes/responses-stored.ts';
 import { openapiRoutes } from './routes/openapi.ts';
 import { sessionsRoutes } from './routes/sessions.ts';
+import { logViewerApiRoutes, logViewerPageRoutes } from './routes/ui.ts';
 
 /** The build identity stored with checkpoints: a checkpoint of another build is rebuilt, never served. */
 export const BUILD = 'oda-gateway@0.1.0';
@@ -167,6 +168,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
   app.use(healthRoutes(context));
   app.use(metricsRoutes(context));
   app.use(openapiRoutes());
+  app.use(logViewerPageRoutes());
   app.use(authenticate(config));
   app.use(rateLimit(config, rateCounter(backend), clock));
   app.use(jsonContentTypeOnly());
@@ -187,6 +189,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
   app.use(countTokensRoutes(context));
   app.use(modelsRoutes(context));
   app.use(sessionsRoutes(context));
+  app.use(logViewerApiRoutes(context));
   // Any other path: a 404 in the shape of the format the request looks like (SPEC section 2).
   app.use(function notFound(req: Request) {
     throw new OdaError('ODA_ERR_NOT_FOUND', 404, `the gateway does not serve ${req.method} ${req.path}`);

@@ -1,0 +1,255 @@
+/**
+ * The log viewer in a real browser (SPEC section 12): what a person sees. The chats are made by
+ * real model calls through the gateway (a trimmed tool result, images set aside), except the
+ * 2,000-turn one, which is written to the gateway's own chat log directly to keep the test quick.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Browser, Page } from 'playwright-core';
+import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
+import { launchBrowser, noBrowser, watchedPage, type PageWatch } from './browser.ts';
+import { DEMO_MODELS, imageSetAsideChat, openaiCall, trimmedToolResultChat } from './demo-chats.ts';
+import type { ChatLog } from '../../chat-log/chat-log.ts';
+
+const TRIM_MARKER = '[... tool result middle pruned ...]';
+
+type NewEvents = Parameters<ChatLog['append']>[1];
+
+/** Writes a chat of `turns` user/model turns (with requests and responses) straight into the log. */
+async function bigChat(chatLog: ChatLog, id: string, turns: number): Promise<number> {
+  await chatLog.createChat({ id });
+  let count = 0;
+  for (let start = 0; start < turns; start += 250) {
+    const batch: Array<NewEvents[number]> = [];
+    for (let i = start; i < Math.min(turns, start + 250); i++) {
+      const requestId = `req-${i}`;
+      batch.push(
+        {
+          type: 'message',
+          role: 'user',
+          content: [{ kind: 'text', text: `question ${i}` }],
+          source: { kind: 'client' },
+        },
+        {
+          type: 'request',
+          requestId,
+          format: 'openai',
+          provider: 'fake-openai',
+          model: 'gpt-long',
+          settings: {},
+          tools: [],
+        },
+        {
+          type: 'message',
+          role: 'model',
+          content: [{ kind: 'text', text: `answer ${i}` }],
+          source: { kind: 'provider' },
+        },
+        {
+          type: 'response',
+          requestId,
+          startedAt: 0,
+          status: 200,
+          ok: true,
+          usage: { inputTokens: 100 + i, outputTokens: 7 },
+          attempts: 1,
+          latencyMs: 12,
+        },
+      );
+    }
+    count += (await chatLog.append(id, batch as NewEvents)).length;
+  }
+  return count;
+}
+
+/** The offsets of the `events` reads a page made, in order. */
+function eventReads(watch: PageWatch, chat: string): number[] {
+  const prefix = `/v1/sessions/${encodeURIComponent(chat)}/events?`;
+  return watch.requests
+    .filter((u) => u.includes(prefix))
+    .map((u) => Number(new URL(u).searchParams.get('offset')));
+}
+
+describe('log viewer in a browser', { skip: noBrowser }, () => {
+  let gw: TestGateway;
+  let browser: Browser;
+  let log: string;
+  let bigCount: number;
+
+  before(async () => {
+    gw = await startGateway({ config: { models: DEMO_MODELS }, fake: { imageLimit: 1 } });
+    bigCount = await bigChat(gw.gateway.context.chatLog, 'long-run', 2000);
+    gw.clock.advance(60_000);
+    log = await trimmedToolResultChat({ url: gw.url, session: 'fix-ci-run' });
+    gw.clock.advance(60_000);
+    await imageSetAsideChat({ url: gw.url, session: 'login-review' });
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await gw?.close();
+  });
+
+  async function open(hash = ''): Promise<{ page: Page; watch: PageWatch }> {
+    const opened = await watchedPage(browser);
+    await opened.page.goto(`${gw.url}/ui${hash}`);
+    return opened;
+  }
+
+  test('the sessions list shows every session, newest activity first', async () => {
+    const { page, watch } = await open();
+    const ids = page.locator('#sessions-list .session-id');
+    await ids.first().waitFor();
+    assert.deepEqual(await ids.allTextContents(), ['login-review', 'fix-ci-run', 'long-run']);
+    assert.equal(await page.locator('#key-panel').isVisible(), false, 'an open gateway asks for no key');
+    await page.fill('#filter-q', 'fix');
+    await page.click('#filters button[type=submit]');
+    await page.waitForFunction(() => document.querySelectorAll('#sessions-list .session-id').length === 1);
+    assert.deepEqual(await ids.allTextContents(), ['fix-ci-run']);
+    assert.deepEqual(watch.errors, []);
+    await page.context().close();
+  });
+
+  test('a trimmed tool result: the marker in what the model received, the original beside it and on request', async () => {
+    const { page, watch } = await open();
+    await page.locator('#sessions-list button', { hasText: 'fix-ci-run' }).click();
+    const changed = page.locator('.msg .column.received .changed-trimmed');
+    await changed.waitFor();
+    assert.equal(await changed.locator('mark.marker').textContent(), TRIM_MARKER);
+    const cps = Array.from(log);
+    assert.equal(
+      await changed.locator('.effect').textContent(),
+      `Trimmed at the compaction point: kept the first 4,096 and last 1,024 of ${cps.length.toLocaleString('en-US')} chars`,
+    );
+    // The received pieces are the original's head and tail; its middle is not among them.
+    const received = (await changed.locator('pre.received').allTextContents()).join('');
+    assert.ok(!received.includes('MIDDLE-OF-THE-LOG'));
+    assert.ok(received.endsWith(cps.slice(-200).join('')));
+    const original = changed.locator('.original-text');
+    assert.equal(await original.isVisible(), false);
+    await changed.locator('button.show-original').click();
+    assert.equal(await original.isVisible(), true);
+    assert.equal(await original.textContent(), log);
+    assert.ok((await original.textContent())?.includes('FAIL MIDDLE-OF-THE-LOG'));
+    // The turn's response says what the trim saved.
+    const savings = page.locator('.event.response .savings', { hasText: 'trimmed' });
+    assert.match((await savings.textContent()) ?? '', /1 tool result trimmed \(−[\d,]+ chars\)/);
+    // The sent column shows the tool result as the client sent it.
+    assert.ok(
+      (await page.locator('.msg .column.sent .tool-result').textContent())?.includes('ok 00000 packages'),
+    );
+    assert.deepEqual(watch.errors, []);
+    await page.context().close();
+  });
+
+  test('images: thumbnails from the attachments, and the set-aside note in place of the image it replaced', async () => {
+    const { page, watch } = await open('#session=login-review');
+    const card = page.locator('.msg.role-user').first();
+    const sent = card.locator('.column.sent img.thumb');
+    await page.waitForFunction(
+      () =>
+        [...document.querySelectorAll('.column.sent img.thumb')].filter(
+          (i) => (i as HTMLImageElement).naturalWidth === 160,
+        ).length === 2,
+    );
+    assert.equal(await sent.count(), 2);
+    for (const src of await sent.evaluateAll((imgs) => imgs.map((i) => (i as HTMLImageElement).src))) {
+      assert.match(src, /^blob:/, 'thumbnails are blob: URLs of the attachment route');
+    }
+    const note = card.locator('.column.received .changed-set-aside');
+    assert.match(
+      (await note.locator('pre').first().textContent()) ?? '',
+      /^\[Image #1 set aside \(image\/png, 160x100, \d+ KB\) to fit the model's image limits\. Read-only copy: .+\.png\]$/,
+    );
+    assert.equal(
+      await note.locator('.effect').textContent(),
+      'Image #1 set aside after an image-limit refusal',
+    );
+    const replaced = note.locator('.original-image img.thumb');
+    await page.waitForFunction(() => {
+      const img = document.querySelector(
+        '.changed-set-aside .original-image img.thumb',
+      ) as HTMLImageElement | null;
+      return !!img && img.naturalWidth === 160;
+    });
+    assert.match((await replaced.getAttribute('src')) ?? '', /^blob:/);
+    assert.equal(
+      await card.locator('.column.received img.thumb').count(),
+      2,
+      'the kept image and the one the note replaced',
+    );
+    const attachmentReads = watch.requests.filter((u) => u.includes('/attachments/'));
+    assert.ok(
+      attachmentReads.length >= 2 &&
+        attachmentReads.every((u) => u.startsWith(`${gw.url}/v1/sessions/login-review/attachments/`)),
+    );
+    assert.deepEqual(watch.errors, []);
+    await page.context().close();
+  });
+
+  test('live tail: a model call made while the page is open shows up without a reload', async () => {
+    const { page } = await open('#session=fix-ci-run');
+    await page.locator('#live', { hasText: 'Live' }).waitFor();
+    await page.locator('.msg').first().waitFor();
+    const before = await page.locator('.msg').count();
+    const body = {
+      model: 'small-demo',
+      messages: [
+        { role: 'system', content: 'You are a coding agent. Use the tools to fix failing tests.' },
+        { role: 'user', content: 'The CI run is red. Find the failing test and tell me why it fails.' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: 'call_run_tests',
+              type: 'function',
+              function: { name: 'run_tests', arguments: '{"scope":"all"}' },
+            },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'call_run_tests', content: log },
+        { role: 'assistant', content: 'Hello from the fake provider.' },
+        { role: 'user', content: 'Thanks. Now fix it: live follow-up 42.' },
+      ],
+    };
+    const answer = await openaiCall({ url: gw.url, session: 'fix-ci-run' }, body);
+    assert.equal(answer.sessionId, 'fix-ci-run', 'the call continued the chat the page shows');
+    await page.locator('.msg', { hasText: 'live follow-up 42' }).waitFor();
+    await page.locator('.event.response').nth(1).waitFor();
+    assert.equal(await page.locator('.msg').count(), before + 2, 'the new user message and the answer');
+    await page.context().close();
+  });
+
+  test('a 2,000-turn conversation opens on its latest turns and loads earlier ones as you scroll up', async (t) => {
+    const started = Date.now();
+    const { page, watch } = await open('#session=long-run');
+    await page.locator('.msg', { hasText: 'question 1999' }).waitFor();
+    t.diagnostic(`latest turns shown ${Date.now() - started} ms after navigation`);
+    const first = eventReads(watch, 'long-run');
+    assert.equal(first.length, 1, 'one read of events before any scrolling');
+    assert.equal(first[0], bigCount - 300, 'that read is the last page of the log');
+    assert.equal(
+      await page.locator('.msg', { hasText: 'question 1900' }).count(),
+      0,
+      'earlier turns are not loaded yet',
+    );
+    assert.ok((await page.locator('.msg').count()) <= 160);
+    // Scroll up until an earlier page is loaded and shown.
+    for (let i = 0; i < 20 && (await page.locator('.msg', { hasText: 'question 1900' }).count()) === 0; i++) {
+      await page.locator('#turns').evaluate((el) => {
+        el.scrollTop = 0;
+      });
+      await page.waitForTimeout(100);
+    }
+    await page.locator('.msg', { hasText: 'question 1900' }).waitFor();
+    const reads = eventReads(watch, 'long-run');
+    assert.equal(reads[1], bigCount - 600, 'the next read is the page before');
+    assert.equal(
+      await page.locator('.msg', { hasText: 'question 0' }).count(),
+      0,
+      'never the whole log at once',
+    );
+    await page.context().close();
+  });
+});

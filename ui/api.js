@@ -1,0 +1,146 @@
+// @ts-check
+/* global TextDecoderStream, fetch, sessionStorage */
+/**
+ * The page's only way to the gateway: same-origin fetch() with the caller's key in a header. The
+ * key is kept in sessionStorage (this tab only, gone when it closes) and is never put in a URL.
+ * The live tail reads server-sent events through fetch() streaming, because EventSource cannot
+ * send a header.
+ */
+
+const KEY_ITEM = 'oda.ui.key';
+
+/** An answer other than 2xx, with the gateway's error message. */
+export class ApiError extends Error {
+  /**
+   * @param {number} status
+   * @param {string} message
+   */
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** @returns {string | null} */
+export function storedKey() {
+  try {
+    return sessionStorage.getItem(KEY_ITEM);
+  } catch {
+    return null;
+  }
+}
+
+/** @param {string | null} key */
+export function storeKey(key) {
+  try {
+    if (key) sessionStorage.setItem(KEY_ITEM, key);
+    else sessionStorage.removeItem(KEY_ITEM);
+  } catch {
+    // Storage refused (private mode): the key lives only as long as this page.
+  }
+  memoryKey = key;
+}
+
+/** @type {string | null} */
+let memoryKey = storedKey();
+
+/** @returns {Record<string, string>} */
+function headers() {
+  return memoryKey ? { authorization: `Bearer ${memoryKey}` } : {};
+}
+
+/**
+ * A path under the gateway with its id segments encoded.
+ * @param {TemplateStringsArray} strings
+ * @param {...(string | number)} values
+ */
+export function path(strings, ...values) {
+  return strings.reduce(
+    (out, s, i) => out + s + (i < values.length ? encodeURIComponent(String(values[i])) : ''),
+    '',
+  );
+}
+
+/**
+ * @param {Response} res
+ * @returns {Promise<never>}
+ */
+async function fail(res) {
+  let message = `${res.status} ${res.statusText}`;
+  try {
+    const body = await res.json();
+    const m = body?.error?.message;
+    if (typeof m === 'string') message = m;
+  } catch {
+    // not JSON
+  }
+  throw new ApiError(res.status, message);
+}
+
+/**
+ * GET a JSON answer of the gateway.
+ * @param {string} url a same-origin path
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<any>}
+ */
+export async function getJson(url, signal) {
+  const res = await fetch(url, { headers: headers(), signal, cache: 'no-store', credentials: 'omit' });
+  if (!res.ok) return fail(res);
+  return res.json();
+}
+
+/**
+ * GET bytes (an attachment) as a Blob.
+ * @param {string} url
+ * @returns {Promise<Blob>}
+ */
+export async function getBlob(url) {
+  const res = await fetch(url, { headers: headers(), credentials: 'omit' });
+  if (!res.ok) return fail(res);
+  return res.blob();
+}
+
+/**
+ * Reads a server-sent event stream with fetch() until it ends or `signal` aborts; each event
+ * (name, data, id) is handed to `onEvent`.
+ * @param {string} url
+ * @param {AbortSignal} signal
+ * @param {(event: {event: string, data: string, id: string | undefined}) => void} onEvent
+ */
+export async function readEventStream(url, signal, onEvent) {
+  const res = await fetch(url, {
+    headers: { ...headers(), accept: 'text/event-stream' },
+    signal,
+    cache: 'no-store',
+    credentials: 'omit',
+  });
+  if (!res.ok || !res.body) return fail(res);
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    for (;;) {
+      const m = /\r\n\r\n|\n\n|\r\r/.exec(buffer);
+      if (!m) break;
+      const block = buffer.slice(0, m.index);
+      buffer = buffer.slice(m.index + m[0].length);
+      let event = 'message';
+      /** @type {string | undefined} */
+      let id;
+      const data = [];
+      for (const line of block.split(/\r\n|\n|\r/)) {
+        if (line.startsWith(':')) continue;
+        const colon = line.indexOf(':');
+        const field = colon === -1 ? line : line.slice(0, colon);
+        let v = colon === -1 ? '' : line.slice(colon + 1);
+        if (v.startsWith(' ')) v = v.slice(1);
+        if (field === 'event') event = v;
+        else if (field === 'data') data.push(v);
+        else if (field === 'id') id = v;
+      }
+      if (data.length > 0) onEvent({ event, data: data.join('\n'), id });
+    }
+  }
+}

@@ -1,0 +1,397 @@
+// @ts-check
+/* global DOMException, HTMLButtonElement, HTMLElement, HTMLFormElement, HTMLInputElement, URLSearchParams, history, location, window */
+/**
+ * The log viewer page: asks for a key when the gateway wants one, lists the sessions, and shows a
+ * session's conversations and a conversation's timeline. The location hash names the session and
+ * conversation shown (`#session=<id>&chat=<id>`), never a key.
+ */
+import { byId, el, replace } from './dom.js';
+import { num, time } from './format.js';
+import { ApiError, getJson, path, storedKey, storeKey } from './api.js';
+import { listSessions, renderSessions } from './sessions.js';
+import { ConversationView } from './conversation.js';
+
+/** @typedef {import('./sessions.js').Summary} Summary */
+
+const ui = {
+  keyPanel: byId('key-panel', HTMLElement),
+  keyForm: byId('key-form', HTMLFormElement),
+  keyInput: byId('key-input', HTMLInputElement),
+  keyError: byId('key-error', HTMLElement),
+  main: byId('main', HTMLElement),
+  who: byId('who', HTMLElement),
+  filters: byId('filters', HTMLFormElement),
+  q: byId('filter-q', HTMLInputElement),
+  team: byId('filter-team', HTMLInputElement),
+  from: byId('filter-from', HTMLInputElement),
+  to: byId('filter-to', HTMLInputElement),
+  list: byId('sessions-list', HTMLElement),
+  pageFirst: byId('page-first', HTMLButtonElement),
+  pageNext: byId('page-next', HTMLButtonElement),
+  pageInfo: byId('page-info', HTMLElement),
+  sessionEmpty: byId('session-empty', HTMLElement),
+  sessionView: byId('session-view', HTMLElement),
+  summary: byId('session-summary', HTMLElement),
+  tree: byId('conversation-tree', HTMLElement),
+  title: byId('conversation-title', HTMLElement),
+  live: byId('live', HTMLElement),
+  turns: byId('turns', HTMLElement),
+  turnsTop: byId('turns-top', HTMLElement),
+  turnsList: byId('turns-list', HTMLElement),
+  fatal: byId('fatal', HTMLElement),
+};
+
+const state = {
+  /** @type {Summary[]} */
+  items: [],
+  /** @type {(string | undefined)[]} cursors of the pages seen, for "Newest" and the page number */
+  cursors: [undefined],
+  /** @type {string | undefined} */
+  nextCursor: undefined,
+  /** @type {string | undefined} */
+  session: undefined,
+  /** @type {string | undefined} */
+  chat: undefined,
+  /** @type {ConversationView | undefined} */
+  conversation: undefined,
+};
+
+function route() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  return { session: params.get('session') ?? undefined, chat: params.get('chat') ?? undefined };
+}
+
+/**
+ * @param {string} session
+ * @param {string} [chat]
+ */
+function go(session, chat) {
+  const params = new URLSearchParams({ session });
+  if (chat && chat !== session) params.set('chat', chat);
+  location.hash = params.toString();
+}
+
+/** @param {unknown} err */
+function showError(err) {
+  ui.fatal.hidden = false;
+  ui.fatal.textContent = err instanceof Error ? err.message : String(err);
+}
+
+function askForKey(message = '') {
+  ui.main.hidden = true;
+  ui.keyPanel.hidden = false;
+  ui.keyError.textContent = message;
+  ui.keyInput.value = '';
+  ui.keyInput.focus();
+}
+
+function showWho() {
+  const key = storedKey();
+  if (!key) {
+    replace(ui.who);
+    return;
+  }
+  replace(
+    ui.who,
+    el('span', 'muted', 'Signed in with a key'),
+    el(
+      'button',
+      { attrs: { type: 'button', class: 'link', id: 'sign-out' }, on: { click: signOut } },
+      'Sign out',
+    ),
+  );
+}
+
+function signOut() {
+  storeKey(null);
+  state.conversation?.close();
+  state.conversation = undefined;
+  state.session = undefined;
+  state.chat = undefined;
+  history.replaceState(null, '', location.pathname);
+  showWho();
+  askForKey();
+}
+
+function filters() {
+  return { q: ui.q.value.trim(), team: ui.team.value.trim(), from: ui.from.value, to: ui.to.value };
+}
+
+/**
+ * Loads the page of the list that starts at `cursor`; a 401 asks for a key.
+ * @param {string | undefined} cursor
+ */
+async function loadList(cursor) {
+  try {
+    const page = await listSessions(filters(), cursor);
+    ui.keyPanel.hidden = true;
+    ui.main.hidden = false;
+    state.items = page.items;
+    state.nextCursor = page.nextCursor;
+    renderSessions(ui.list, page.items, state.session, (id) => go(id));
+    ui.pageNext.disabled = !page.hasMore;
+    ui.pageFirst.disabled = cursor === undefined;
+    ui.pageInfo.textContent = `page ${state.cursors.length}`;
+    return true;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) {
+      const hadKey = storedKey() !== null;
+      storeKey(null);
+      showWho();
+      askForKey(hadKey ? 'That key was refused.' : '');
+      return false;
+    }
+    throw err;
+  }
+}
+
+/**
+ * The conversations of a session as a tree: the route's `conversations` when it gives them, else
+ * the chat itself with the chats of the list page that name it as their parent.
+ * @param {any} detail
+ * @returns {any[]}
+ */
+function conversationTree(detail) {
+  const given = detail.conversations;
+  if (Array.isArray(given)) return given;
+  if (given && typeof given === 'object') return [given];
+  const id = detail.header?.id;
+  return [
+    {
+      id,
+      kind: detail.header?.conversation?.kind ?? 'main',
+      messages: detail.snapshot?.values?.totals?.messageCount,
+      children: state.items
+        .filter((s) => s.parent === id || s.conversation?.session === id)
+        .filter((s) => s.id !== id)
+        .map((s) => ({
+          id: s.id,
+          kind: s.conversation?.kind ?? 'branch',
+          agentId: s.conversation?.agentId,
+          purpose: s.conversation?.purpose,
+          children: [],
+        })),
+    },
+  ];
+}
+
+/**
+ * @param {any[]} nodes
+ * @param {string} session
+ * @param {string} selected
+ * @returns {HTMLElement}
+ */
+function treeList(nodes, session, selected) {
+  return el(
+    'ul',
+    'tree',
+    nodes.map((node) => {
+      const id = String(node.id);
+      const about = [
+        node.kind,
+        node.agentId ? `agent ${node.agentId}` : '',
+        node.purpose ?? '',
+        typeof node.messages === 'number' ? `${num(node.messages)} messages` : '',
+      ]
+        .filter(Boolean)
+        .join(' · ');
+      return el(
+        'li',
+        null,
+        el(
+          'button',
+          {
+            attrs: {
+              type: 'button',
+              class: id === selected ? 'conversation selected' : 'conversation',
+              'aria-current': id === selected ? 'true' : undefined,
+            },
+            data: { id },
+            on: { click: () => go(session, id) },
+          },
+          el('span', `kind kind-${node.kind}`, String(node.kind ?? '')),
+          el('span', 'conversation-id', id),
+          el('span', 'muted', about.replace(String(node.kind ?? ''), '').replace(/^ · /, '')),
+        ),
+        Array.isArray(node.children) && node.children.length > 0
+          ? treeList(node.children, session, selected)
+          : null,
+      );
+    }),
+  );
+}
+
+/**
+ * Header facts and read-model values of a chat as a definition list.
+ * @param {any} detail
+ */
+function summary(detail) {
+  const h = detail.header ?? {};
+  const totals = detail.snapshot?.values?.totals ?? {};
+  /** @type {Array<[string, string]>} */
+  const rows = [
+    ['Session', String(h.id)],
+    ['Team', h.team ?? '–'],
+    ['Created', time(h.createdAt)],
+    ['Last activity', time(totals.lastActivityAt)],
+    ['Messages', num(totals.messageCount)],
+    [
+      'Model calls',
+      `${num(totals.requestCount)}${totals.failedResponseCount ? ` (${num(totals.failedResponseCount)} failed)` : ''}`,
+    ],
+    ['Tokens in', num(totals.inputTokens)],
+    ['Cache read / write', `${num(totals.cacheReadTokens)} / ${num(totals.cacheWriteTokens)}`],
+    ['Tokens out', num(totals.outputTokens)],
+  ];
+  for (const key of ['cwd', 'origin', 'depth', 'preset', 'parent']) {
+    if (h[key] !== undefined) rows.push([key, String(h[key])]);
+  }
+  return el(
+    'div',
+    null,
+    el(
+      'dl',
+      'facts',
+      rows.map(([k, v]) => el('div', null, el('dt', null, k), el('dd', null, v))),
+    ),
+    savedLine(detail.savings ?? detail.snapshot?.values?.savings),
+    moreFacts(detail),
+  );
+}
+
+/**
+ * The chat's savings in one line, from a savings read model that names what each mechanism removed.
+ * @param {any} savings
+ */
+function savedLine(savings) {
+  const removed = savings?.removed;
+  if (!removed || typeof removed !== 'object') return null;
+  const names = /** @type {Record<string, string>} */ ({
+    trimming: 'trimming',
+    pruning: 'pruning',
+    imageSetAside: 'images set aside',
+    imageReplay: 'image replay',
+  });
+  const parts = Object.entries(removed)
+    .filter(([k, v]) => k !== 'total' && v && typeof v.chars === 'number' && v.chars > 0)
+    .map(([k, v]) => `${names[k] ?? k} ${num(v.chars)} chars`);
+  const total = removed.total;
+  if (parts.length === 0 && !(total?.chars > 0))
+    return el('p', 'saved-line muted', 'Nothing removed from what the model received yet.');
+  return el(
+    'p',
+    'saved-line',
+    `Removed from what the model received: ${parts.join(' · ')}${total && typeof total.tokens === 'number' ? ` (≈ ${num(total.tokens)} tokens in all)` : ''}`,
+  );
+}
+
+/**
+ * Every other value of the snapshot (and the route's usage and savings), flattened, in a fold.
+ * @param {any} detail
+ */
+function moreFacts(detail) {
+  /** @type {Array<[string, string]>} */
+  const rows = [];
+  /**
+   * @param {string} prefix
+   * @param {unknown} value
+   * @param {number} depth
+   */
+  const walk = (prefix, value, depth) => {
+    if (value !== null && typeof value === 'object' && !Array.isArray(value) && depth < 4) {
+      for (const [k, v] of Object.entries(value)) walk(prefix ? `${prefix}.${k}` : k, v, depth + 1);
+    } else {
+      rows.push([prefix, typeof value === 'number' ? num(value) : JSON.stringify(value)]);
+    }
+  };
+  walk('', detail.snapshot?.values ?? {}, 0);
+  for (const group of ['usage', 'savings']) if (detail[group] !== undefined) walk(group, detail[group], 1);
+  if (rows.length === 0) return null;
+  return el(
+    'details',
+    'more-facts',
+    el('summary', null, 'All read-model values'),
+    el(
+      'dl',
+      'facts',
+      rows.map(([k, v]) => el('div', null, el('dt', null, k), el('dd', null, v))),
+    ),
+  );
+}
+
+async function showRoute() {
+  const { session, chat } = route();
+  if (!session) {
+    state.conversation?.close();
+    state.conversation = undefined;
+    ui.sessionView.hidden = true;
+    ui.sessionEmpty.hidden = false;
+    return;
+  }
+  const target = chat ?? session;
+  if (session === state.session && target === state.chat) return;
+  state.session = session;
+  state.chat = target;
+  renderSessions(ui.list, state.items, session, (id) => go(id));
+  ui.sessionEmpty.hidden = true;
+  ui.sessionView.hidden = false;
+  state.conversation?.close();
+  state.conversation = undefined;
+  try {
+    const detail = await getJson(path`/v1/sessions/${session}`);
+    if (state.session !== session) return;
+    replace(ui.summary, summary(detail));
+    replace(ui.tree, el('h3', null, 'Conversations'), treeList(conversationTree(detail), session, target));
+    ui.title.textContent =
+      target === session ? `Conversation ${target}` : `Conversation ${target} (of ${session})`;
+    const view = new ConversationView({
+      chatId: target,
+      scroller: ui.turns,
+      list: ui.turnsList,
+      top: ui.turnsTop,
+      live: ui.live,
+    });
+    state.conversation = view;
+    await view.open();
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) return void loadList(undefined);
+    if (err instanceof DOMException && err.name === 'AbortError') return;
+    replace(ui.turnsList, el('p', 'error', err instanceof Error ? err.message : String(err)));
+  }
+}
+
+ui.keyForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const key = ui.keyInput.value.trim();
+  if (!key) return;
+  storeKey(key);
+  ui.keyInput.value = '';
+  showWho();
+  void loadList(undefined)
+    .then((ok) => ok && showRoute())
+    .catch(showError);
+});
+
+ui.filters.addEventListener('submit', (event) => {
+  event.preventDefault();
+  state.cursors = [undefined];
+  void loadList(undefined).catch(showError);
+});
+
+ui.pageNext.addEventListener('click', () => {
+  if (!state.nextCursor) return;
+  state.cursors.push(state.nextCursor);
+  void loadList(state.nextCursor).catch(showError);
+});
+
+ui.pageFirst.addEventListener('click', () => {
+  state.cursors = [undefined];
+  void loadList(undefined).catch(showError);
+});
+
+window.addEventListener('hashchange', () => void showRoute().catch(showError));
+
+showWho();
+void loadList(undefined)
+  .then((ok) => ok && showRoute())
+  .catch(showError);

@@ -1,0 +1,398 @@
+// @ts-check
+/* global IntersectionObserver, document, requestAnimationFrame */
+/**
+ * One conversation (one chat log) as a timeline: messages as cards, and each model call's request,
+ * decisions and response as rows with its usage and what the mechanisms saved. It opens on the
+ * latest page of the log, loads earlier pages (offset/length reads) as the reader scrolls up, and
+ * follows new events live through the tail route.
+ */
+import { el, replace } from './dom.js';
+import { duration, num, time } from './format.js';
+import { getJson, path, readEventStream } from './api.js';
+import { messageBody, messageCard, Thumbnails } from './message.js';
+
+/** Events per page read. */
+export const PAGE = 300;
+const RECONNECT_MS = 2000;
+
+/**
+ * @typedef {import('./message.js').Received} Received
+ * @typedef {{ seq: number, at: number, type: string, [field: string]: any }} LogEvent
+ * @typedef {{ trims: number, trimChars: number, soft: number, cleared: number, prunedChars: number, setAside: number }} Savings
+ */
+
+/**
+ * Reads events [offset, end) of a chat, following the route's next offset (it answers a bounded
+ * number of events per call).
+ * @param {string} chatId
+ * @param {number} offset
+ * @param {number} end
+ * @param {AbortSignal} signal
+ * @returns {Promise<LogEvent[]>}
+ */
+async function readEvents(chatId, offset, end, signal) {
+  /** @type {LogEvent[]} */
+  const out = [];
+  let at = offset;
+  while (at < end) {
+    const body = await getJson(path`/v1/sessions/${chatId}/events?offset=${at}&length=${end - at}`, signal);
+    const events = /** @type {LogEvent[]} */ (body.events ?? body.data ?? []);
+    out.push(...events);
+    const next =
+      typeof body.next_offset === 'number'
+        ? body.next_offset
+        : typeof body.next === 'number'
+          ? body.next
+          : at + events.length;
+    if (events.length === 0 || next <= at) break;
+    at = next;
+  }
+  return out;
+}
+
+/**
+ * The received forms of the changed messages among events [offset, end).
+ * @param {string} chatId
+ * @param {number} offset
+ * @param {number} end
+ * @param {AbortSignal} signal
+ * @returns {Promise<Map<number, Received>>}
+ */
+async function readReceived(chatId, offset, end, signal) {
+  /** @type {Map<number, Received>} */
+  const out = new Map();
+  let at = offset;
+  while (at < end) {
+    const body = await getJson(path`/v1/sessions/${chatId}/received?offset=${at}&length=${end - at}`, signal);
+    for (const m of body.data ?? []) out.set(m.seq, m);
+    if (typeof body.next_offset !== 'number' || body.next_offset <= at) break;
+    at = body.next_offset;
+  }
+  return out;
+}
+
+/** @returns {Savings} */
+const noSavings = () => ({ trims: 0, trimChars: 0, soft: 0, cleared: 0, prunedChars: 0, setAside: 0 });
+
+/** @param {Savings} s */
+function savingsText(s) {
+  const parts = [];
+  if (s.trims > 0)
+    parts.push(`${s.trims} tool result${s.trims === 1 ? '' : 's'} trimmed (−${num(s.trimChars)} chars)`);
+  if (s.soft + s.cleared > 0)
+    parts.push(`pruning: ${s.soft} soft-trimmed, ${s.cleared} cleared (−${num(s.prunedChars)} chars)`);
+  if (s.setAside > 0) parts.push(`${s.setAside} image${s.setAside === 1 ? '' : 's'} set aside`);
+  return parts.length > 0 ? `Decided this turn: ${parts.join('; ')}` : '';
+}
+
+const MECHANISM_NAMES = /** @type {Record<string, string>} */ ({
+  trimming: 'trimming',
+  pruning: 'pruning',
+  imageSetAside: 'images set aside',
+  imageReplay: 'image replay',
+});
+
+/**
+ * What the mechanisms removed from this request, as its response records it (estimate
+ * characters, replayed decisions included); empty when the response has no such record.
+ * @param {LogEvent} response
+ */
+function removedText(response) {
+  const removed = response.mechanisms?.removed;
+  if (!removed || typeof removed !== 'object') return '';
+  let total = 0;
+  const parts = [];
+  for (const [k, v] of Object.entries(removed)) {
+    if (typeof v !== 'number' || v <= 0) continue;
+    total += v;
+    parts.push(`${MECHANISM_NAMES[k] ?? k} ${num(v)}`);
+  }
+  return parts.length > 0
+    ? `Removed from what the model received: ${parts.join(' · ')} chars (≈ ${num(Math.round(total / 4))} tokens)`
+    : '';
+}
+
+export class ConversationView {
+  /**
+   * @param {{ chatId: string, scroller: HTMLElement, list: HTMLElement, top: HTMLElement, live: HTMLElement }} opts
+   */
+  constructor(opts) {
+    this.chatId = opts.chatId;
+    this.scroller = opts.scroller;
+    this.list = opts.list;
+    this.top = opts.top;
+    this.live = opts.live;
+    this.abort = new AbortController();
+    this.thumbs = new Thumbnails(opts.chatId);
+    /** First and one-past-last loaded event. */
+    this.start = 0;
+    this.end = 0;
+    this.loadingEarlier = false;
+    /** @type {Map<number, {event: LogEvent, card: HTMLElement, received: string}>} */
+    this.cards = new Map();
+    /** @type {Map<string, Savings>} */
+    this.savings = new Map();
+    /** @type {Map<string, HTMLElement>} */
+    this.savingsRows = new Map();
+    this.observer = new IntersectionObserver(() => void this.maybeLoadEarlier(), { root: this.scroller });
+  }
+
+  /** Opens on the latest page and starts following the log. */
+  async open() {
+    replace(this.list, el('p', 'muted', 'Loading…'));
+    const detail = await getJson(path`/v1/sessions/${this.chatId}`, this.abort.signal);
+    const count = (detail.snapshot?.position ?? -1) + 1;
+    this.start = Math.max(0, count - PAGE);
+    this.end = this.start;
+    replace(this.list);
+    await this.loadPage(this.start, count, 'end');
+    if (count === 0) replace(this.list, el('p', 'muted empty-log', 'No events yet.'));
+    this.scroller.scrollTop = this.scroller.scrollHeight;
+    this.observer.observe(this.top);
+    void this.follow();
+  }
+
+  close() {
+    this.abort.abort();
+    this.observer.disconnect();
+    this.thumbs.close();
+  }
+
+  /** Loads earlier events while the top of the timeline is in view. */
+  async maybeLoadEarlier() {
+    if (this.loadingEarlier || this.start === 0 || this.abort.signal.aborted) return;
+    if (this.scroller.scrollTop > 400) return;
+    this.loadingEarlier = true;
+    try {
+      const from = Math.max(0, this.start - PAGE);
+      const before = this.scroller.scrollHeight - this.scroller.scrollTop;
+      await this.loadPage(from, this.start, 'start');
+      this.start = from;
+      // Keep what the reader looks at in place.
+      this.scroller.scrollTop = this.scroller.scrollHeight - before;
+    } finally {
+      this.loadingEarlier = false;
+    }
+    if (this.start > 0 && this.scroller.scrollTop <= 400)
+      requestAnimationFrame(() => void this.maybeLoadEarlier());
+  }
+
+  /**
+   * @param {number} offset
+   * @param {number} end
+   * @param {'start' | 'end'} where
+   */
+  async loadPage(offset, end, where) {
+    if (end <= offset) return;
+    const signal = this.abort.signal;
+    const [events, received] = await Promise.all([
+      readEvents(this.chatId, offset, end, signal),
+      readReceived(this.chatId, offset, end, signal),
+    ]);
+    if (signal.aborted) return;
+    this.render(events, received, where);
+    if (where === 'end' && events.length > 0)
+      this.end = Math.max(this.end, events[events.length - 1].seq + 1);
+  }
+
+  /**
+   * @param {LogEvent[]} events
+   * @param {Map<number, Received>} received
+   * @param {'start' | 'end'} where
+   */
+  render(events, received, where) {
+    const touched = new Set();
+    for (const e of events) {
+      const requestId = typeof e.requestId === 'string' ? e.requestId : undefined;
+      if (!requestId) continue;
+      const s = this.savings.get(requestId) ?? noSavings();
+      if (e.type === 'tool-result-trimmed') {
+        s.trims += 1;
+        s.trimChars += Math.max(0, e.originalChars - e.headChars - e.tailChars);
+      } else if (e.type === 'pruning') {
+        s.soft += e.soft ?? 0;
+        s.cleared += e.cleared ?? 0;
+        s.prunedChars += e.charsRemoved ?? 0;
+      } else if (e.type === 'image-set-aside') {
+        s.setAside += 1;
+      } else continue;
+      this.savings.set(requestId, s);
+      touched.add(requestId);
+    }
+    const fragment = document.createDocumentFragment();
+    for (const e of events) fragment.append(this.row(e, received.get(e.seq)));
+    if (where === 'start') this.list.prepend(fragment);
+    else this.list.append(fragment);
+    for (const requestId of touched) {
+      const row = this.savingsRows.get(requestId);
+      const s = this.savings.get(requestId);
+      if (row && s) row.textContent = savingsText(s);
+    }
+  }
+
+  /**
+   * One event as a card or a row.
+   * @param {LogEvent} e
+   * @param {Received | undefined} received
+   * @returns {HTMLElement}
+   */
+  row(e, received) {
+    switch (e.type) {
+      case 'message': {
+        const card = messageCard(e, received, this.thumbs);
+        this.cards.set(e.seq, { event: e, card, received: JSON.stringify(received ?? null) });
+        return card;
+      }
+      case 'request':
+        return el(
+          'div',
+          { attrs: { class: 'event request' }, data: { seq: e.seq } },
+          el('span', 'icon', '→'),
+          el('span', null, `Request to ${e.model} via ${e.provider} (${e.format})`),
+          Array.isArray(e.tools) && e.tools.length > 0
+            ? el('span', 'muted', ` · ${e.tools.length} tools`)
+            : null,
+          el('span', 'seq', `#${e.seq}`),
+          el('time', null, time(e.at)),
+        );
+      case 'response': {
+        const u = e.usage ?? {};
+        const usage = [
+          `in ${num(u.inputTokens)}`,
+          u.cacheReadTokens ? `cache read ${num(u.cacheReadTokens)}` : '',
+          u.cacheWriteTokens ? `cache write ${num(u.cacheWriteTokens)}` : '',
+          `out ${num(u.outputTokens)}`,
+        ]
+          .filter(Boolean)
+          .join(' · ');
+        const savings = el('div', 'savings', savingsText(this.savings.get(e.requestId) ?? noSavings()));
+        this.savingsRows.set(e.requestId, savings);
+        return el(
+          'div',
+          { attrs: { class: `event response ${e.ok ? 'ok' : 'failed'}` }, data: { seq: e.seq } },
+          el(
+            'div',
+            'response-line',
+            el('span', 'icon', '←'),
+            el(
+              'span',
+              null,
+              `Response ${e.status}${e.ok ? '' : ' (failed)'}${e.model ? ` from ${e.model}` : ''}`,
+            ),
+            e.stopReason ? el('span', 'muted', ` · ${e.stopReason}`) : null,
+            el('span', 'usage', ` · tokens: ${usage}`),
+            el(
+              'span',
+              'muted',
+              ` · ${e.attempts} attempt${e.attempts === 1 ? '' : 's'} · ${duration(e.latencyMs)}`,
+            ),
+            el('span', 'seq', `#${e.seq}`),
+          ),
+          e.error ? el('div', 'error', String(e.error)) : null,
+          el('div', 'savings removed', removedText(e)),
+          savings,
+        );
+      }
+      case 'tool-result-trimmed':
+        return el(
+          'div',
+          { attrs: { class: 'event decision' }, data: { seq: e.seq } },
+          el('span', 'icon', '✂'),
+          `Tool result ${e.callId} (text part ${e.part}) trimmed ${e.trigger === 'overflow' ? 'after a context-overflow refusal' : 'at the compaction point'}: ${num(e.originalChars)} chars → first ${num(e.headChars)} + last ${num(e.tailChars)}`,
+          el('span', 'seq', `#${e.seq}`),
+        );
+      case 'image-set-aside':
+        return el(
+          'div',
+          { attrs: { class: 'event decision' }, data: { seq: e.seq } },
+          el('span', 'icon', '▣'),
+          `Image #${e.ordinal} set aside (round ${e.round}): `,
+          el('span', 'note', String(e.note)),
+          el('span', 'seq', `#${e.seq}`),
+        );
+      case 'pruning':
+        return el(
+          'div',
+          { attrs: { class: 'event decision' }, data: { seq: e.seq } },
+          el('span', 'icon', '✂'),
+          `Pruning pass: ${e.soft} soft-trimmed, ${e.cleared} cleared, −${num(e.charsRemoved)} chars (estimate ${num(e.estimateBefore)} → ${num(e.estimateAfter)} chars)`,
+          el('span', 'seq', `#${e.seq}`),
+        );
+      case 'tools-changed': {
+        const added = (e.added ?? []).map((/** @type {any} */ a) => a.tool?.name).join(', ');
+        const removed = (e.removed ?? []).map((/** @type {any} */ t) => t.name).join(', ');
+        return el(
+          'div',
+          { attrs: { class: 'event tools' }, data: { seq: e.seq } },
+          el('span', 'icon', '⚙'),
+          `Tools changed${added ? `: added ${added}` : ''}${removed ? `${added ? ';' : ':'} removed ${removed}` : ''}`,
+          el('span', 'seq', `#${e.seq}`),
+        );
+      }
+      case 'compaction':
+        return el(
+          'div',
+          { attrs: { class: 'event compaction' }, data: { seq: e.seq } },
+          el('span', 'icon', '⇣'),
+          `Compaction: the history (events #${e.replaced?.fromSeq}–#${e.replaced?.toSeq}) was replaced by a summary of ${e.messages} message${e.messages === 1 ? '' : 's'}`,
+          el('span', 'seq', `#${e.seq}`),
+        );
+      default:
+        return el(
+          'div',
+          { attrs: { class: 'event other' }, data: { seq: e.seq } },
+          el('span', 'icon', '·'),
+          `${e.type}: `,
+          el('code', null, JSON.stringify(e)),
+        );
+    }
+  }
+
+  /** Follows the log through the tail route, reconnecting after a drop, until closed. */
+  async follow() {
+    const signal = this.abort.signal;
+    while (!signal.aborted) {
+      try {
+        this.live.textContent = '● Live';
+        this.live.className = 'live on';
+        await readEventStream(path`/v1/sessions/${this.chatId}/tail?from=${this.end}`, signal, (m) => {
+          if (m.event === 'events') void this.appendLive(JSON.parse(m.data).events ?? []);
+        });
+      } catch {
+        // dropped or refused: try again below
+      }
+      if (signal.aborted) return;
+      this.live.textContent = 'Reconnecting…';
+      this.live.className = 'live off';
+      await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));
+    }
+  }
+
+  /** @param {LogEvent[]} events */
+  async appendLive(events) {
+    const fresh = events.filter((e) => e.seq >= this.end);
+    if (fresh.length === 0) return;
+    const atBottom = this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < 120;
+    this.list.querySelector('.empty-log')?.remove();
+    this.end = fresh[fresh.length - 1].seq + 1;
+    this.render(fresh, new Map(), 'end');
+    if (atBottom) this.scroller.scrollTop = this.scroller.scrollHeight;
+    // A new request may change what the model received of recent messages (a set-aside, a trim,
+    // a pruning pass, the image replay window): show their received forms again.
+    const from = Math.max(this.start, this.end - PAGE);
+    const received = await readReceived(this.chatId, from, this.end, this.abort.signal).catch(
+      () => undefined,
+    );
+    if (!received) return;
+    for (const [seq, entry] of this.cards) {
+      if (seq < from) continue;
+      const next = received.get(seq);
+      const key = JSON.stringify(next ?? null);
+      if (key === entry.received) continue;
+      entry.received = key;
+      entry.card
+        .querySelector('.msg-body')
+        ?.replaceWith(messageBody(entry.event.content ?? [], next, this.thumbs));
+    }
+  }
+}
