@@ -40,6 +40,7 @@ describe('openapi.yaml', () => {
       '/metrics',
       '/openapi.yaml',
       '/readyz',
+      '/ui',
       '/v1/chat/completions',
       '/v1/embeddings',
       '/v1/messages',
@@ -52,7 +53,10 @@ describe('openapi.yaml', () => {
       '/v1/responses/{id}/input_items',
       '/v1/sessions',
       '/v1/sessions/{id}',
+      '/v1/sessions/{id}/attachments/{sha256}',
       '/v1/sessions/{id}/events',
+      '/v1/sessions/{id}/received',
+      '/v1/sessions/{id}/tail',
     ]);
   });
 });
