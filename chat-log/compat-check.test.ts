@@ -112,16 +112,31 @@ describe('compareStructures: allowed in-version changes', () => {
     assert.equal(c.path, 'event message.source.kind');
   });
 
-  test('the real v4 schema: a new message.source.kind is allowed', () => {
-    const v4 = formatStructure(formats[4]);
-    const widened = structuredClone(v4);
-    const json = JSON.stringify(widened).replace(
-      '"values":["client","gateway","provider"]',
-      '"values":["client","gateway","plugin","provider"]',
+  for (const v of [4, 5] as const) {
+    test(`the real v${v} schema: a new message.source.kind is allowed`, () => {
+      const shipped = formatStructure(formats[v]);
+      const json = JSON.stringify(shipped).replace(
+        '"values":["client","gateway","provider"]',
+        '"values":["client","gateway","plugin","provider"]',
+      );
+      assert.notEqual(json, JSON.stringify(shipped));
+      const cmp = compareStructures(shipped, JSON.parse(json) as typeof shipped);
+      assert.equal(cmp.kind, 'allowed');
+    });
+  }
+
+  test('v4 -> v5 is a change that needs a new version (v5 adds a part kind, a role, an event)', () => {
+    const cmp = compareStructures(formatStructure(formats[4]), formatStructure(formats[5]), 5);
+    assert.equal(cmp.kind, 'breaking');
+    const messages = cmp.kind === 'breaking' ? cmp.changes.map((c) => c.message) : [];
+    assert.ok(
+      messages.some((m) => m.includes('"compaction" was added')),
+      messages.join('\n'),
     );
-    assert.notEqual(json, JSON.stringify(widened));
-    const cmp = compareStructures(v4, JSON.parse(json) as typeof v4);
-    assert.equal(cmp.kind, 'allowed');
+    assert.ok(
+      messages.some((m) => m.includes('"other"')),
+      messages.join('\n'),
+    );
   });
 });
 

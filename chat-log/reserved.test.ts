@@ -2,6 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertReservedEmpty, ReservedFieldError } from './reserved.ts';
 import { requestEvent } from './format/v4.ts';
+import { requestEvent as v5RequestEvent } from './format/v5.ts';
 
 const request = {
   seq: 1,
@@ -29,6 +30,13 @@ describe('assertReservedEmpty', () => {
       // the v4 schema agrees: the slot only admits absence
       assert.equal(requestEvent.safeParse({ ...request, notes }).success, false);
     }
+  });
+
+  test('v5 keeps the slot reserved', () => {
+    assert.throws(() => assertReservedEmpty({ ...request, notes: [] }, 5), ReservedFieldError);
+    assert.throws(() => assertReservedEmpty({ ...request, notes: [] }), ReservedFieldError);
+    assert.equal(v5RequestEvent.safeParse({ ...request, notes: [] }).success, false);
+    assert.equal(v5RequestEvent.safeParse({ ...request, format: 'responses' }).success, true);
   });
 
   test('an empty slot passes', () => {
