@@ -109,6 +109,11 @@ export interface FormatAdapter {
   readonly format: WireFormat;
   /** True when pruning defaults to cache-ttl for providers of this format (SPEC section 4). */
   readonly prunesByDefault: boolean;
+  /**
+   * True when the provider keeps answers that later requests name by id (Responses'
+   * `previous_response_id`, `GET /v1/responses/{id}`): the gateway then remembers each answer's chat.
+   */
+  readonly storesResponses?: boolean;
   /** Request headers that carry the client's provider credential. */
   readonly credentialHeaders: readonly string[];
   createView(body: Record<string, unknown>): RequestView;

@@ -18,6 +18,7 @@ import { peekResponsesStreamStart } from './responses-stream-start.ts';
 export const responsesFormat: FormatAdapter = {
   format: 'responses',
   prunesByDefault: false,
+  storesResponses: true,
   credentialHeaders: ['authorization'],
   createView: createResponsesRequestView,
   normalizeRequest: normalizeResponsesRequest,

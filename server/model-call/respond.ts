@@ -127,7 +127,7 @@ async function recordSafely(
     // headers are still unsent, so its x-session-id can say so (a stream's chat was fixed at bind).
     if (chatId !== binding.chatId && res && !res.headersSent) res.setHeader('x-session-id', chatId);
     const responseId = r.response?.responseId;
-    if (responseId && app.responseOwners) {
+    if (responseId && call.adapter.storesResponses) {
       await app.responseOwners.set(responseId, {
         chatId,
         provider: call.provider.config.name,

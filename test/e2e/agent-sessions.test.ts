@@ -34,9 +34,9 @@ function client(gw: TestGateway, extra: Record<string, string> = {}): Anthropic 
   });
 }
 
-async function withSessionId(p: Promise<unknown>): Promise<string> {
-  const r = (await (p as { withResponse(): Promise<{ response: Response }> }).withResponse()).response;
-  return r.headers.get('x-session-id')!;
+/** The x-session-id of an SDK call's answer (the SDKs' APIPromise gives the raw response). */
+async function withSessionId(p: { withResponse(): Promise<{ response: Response }> }): Promise<string> {
+  return (await p.withResponse()).response.headers.get('x-session-id')!;
 }
 
 async function sessionInfo(
