@@ -188,10 +188,10 @@ function treeList(nodes, session, selected) {
     nodes.map((node) => {
       const id = String(node.id);
       const about = [
-        node.kind,
         node.agentId ? `agent ${node.agentId}` : '',
         node.purpose ?? '',
         typeof node.messages === 'number' ? `${num(node.messages)} messages` : '',
+        typeof node.eventCount === 'number' ? `${num(node.eventCount)} events` : '',
       ]
         .filter(Boolean)
         .join(' · ');
@@ -211,7 +211,7 @@ function treeList(nodes, session, selected) {
           },
           el('span', `kind kind-${node.kind}`, String(node.kind ?? '')),
           el('span', 'conversation-id', id),
-          el('span', 'muted', about.replace(String(node.kind ?? ''), '').replace(/^ · /, '')),
+          el('span', 'muted', about),
         ),
         Array.isArray(node.children) && node.children.length > 0
           ? treeList(node.children, session, selected)
@@ -264,7 +264,8 @@ function summary(detail) {
  * @param {any} savings
  */
 function savedLine(savings) {
-  const removed = savings?.removed;
+  // The route's `savings` names the mechanisms directly; the read model holds them under `removed`.
+  const removed = savings?.removed ?? savings;
   if (!removed || typeof removed !== 'object') return null;
   const names = /** @type {Record<string, string>} */ ({
     trimming: 'trimming',

@@ -75,10 +75,26 @@ describe('log viewer in a browser', { skip: noBrowser }, () => {
   let browser: Browser;
   let log: string;
   let bigCount: number;
+  let branch: string;
 
   before(async () => {
     gw = await startGateway({ config: { models: DEMO_MODELS }, fake: { imageLimit: 1 } });
     bigCount = await bigChat(gw.gateway.context.chatLog, 'long-run', 2000);
+    gw.clock.advance(60_000);
+    // A conversation and a branch of it: the second request edits the logged answer.
+    const tree = { url: gw.url, session: 'tree-demo' };
+    await openaiCall(tree, { model: 'gpt-t', messages: [{ role: 'user', content: 'first question' }] });
+    gw.clock.advance(1000);
+    const edited = await openaiCall(tree, {
+      model: 'gpt-t',
+      messages: [
+        { role: 'user', content: 'first question' },
+        { role: 'assistant', content: 'an answer the user edited' },
+        { role: 'user', content: 'a question on the edited branch' },
+      ],
+    });
+    branch = edited.sessionId!;
+    assert.match(branch, /^tree-demo\./);
     gw.clock.advance(60_000);
     log = await trimmedToolResultChat({ url: gw.url, session: 'fix-ci-run' });
     gw.clock.advance(60_000);
@@ -100,12 +116,45 @@ describe('log viewer in a browser', { skip: noBrowser }, () => {
     const { page, watch } = await open();
     const ids = page.locator('#sessions-list .session-id');
     await ids.first().waitFor();
-    assert.deepEqual(await ids.allTextContents(), ['login-review', 'fix-ci-run', 'long-run']);
+    assert.deepEqual(await ids.allTextContents(), [
+      'login-review',
+      'fix-ci-run',
+      branch,
+      'tree-demo',
+      'long-run',
+    ]);
     assert.equal(await page.locator('#key-panel').isVisible(), false, 'an open gateway asks for no key');
     await page.fill('#filter-q', 'fix');
     await page.click('#filters button[type=submit]');
     await page.waitForFunction(() => document.querySelectorAll('#sessions-list .session-id').length === 1);
     assert.deepEqual(await ids.allTextContents(), ['fix-ci-run']);
+    assert.deepEqual(watch.errors, []);
+    await page.context().close();
+  });
+
+  test("a session's conversations as a tree; picking the branch shows its turns", async () => {
+    const { page, watch } = await open('#session=tree-demo');
+    const nodes = page.locator('#conversation-tree button.conversation');
+    await nodes.first().waitFor();
+    assert.deepEqual(await nodes.locator('.conversation-id').allTextContents(), ['tree-demo', branch]);
+    assert.deepEqual(
+      (await nodes.locator('.kind').allTextContents()).map((k) => k.toLowerCase()),
+      ['main', 'branch'],
+    );
+    assert.equal(
+      await page.locator('#conversation-tree ul ul button', { hasText: branch }).count(),
+      1,
+      'nested under main',
+    );
+    await page.locator('.msg', { hasText: 'first question' }).waitFor();
+    assert.equal(await page.getByText('a question on the edited branch').count(), 0);
+    await nodes.nth(1).click();
+    await page.locator('.msg', { hasText: 'a question on the edited branch' }).waitFor();
+    assert.match(
+      (await page.locator('#conversation-title').textContent()) ?? '',
+      new RegExp(`${branch.replace('.', '\\.')} \\(of tree-demo\\)`),
+    );
+    assert.ok(page.url().endsWith(`#session=tree-demo&chat=${encodeURIComponent(branch)}`));
     assert.deepEqual(watch.errors, []);
     await page.context().close();
   });
