@@ -9,7 +9,13 @@ import { createHash } from 'node:crypto';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
 import { loadOpenApi, validateResponse, validateSchema } from '../helpers/openapi-validator.ts';
 import { newKey } from '../../server/cli-keys.ts';
-import { DEMO_MODELS, imageSetAsideChat, openaiCall, trimmedToolResultChat } from '../browser/demo-chats.ts';
+import {
+  DEMO_MODELS,
+  imageSetAsideChat,
+  longToolOutput,
+  openaiCall,
+  trimmedToolResultChat,
+} from '../browser/demo-chats.ts';
 
 const doc = loadOpenApi();
 const MARKER = '\n\n[... tool result middle pruned ...]\n\n';
@@ -319,5 +325,63 @@ describe('log viewer routes: teams', () => {
       404,
       'admins use ids as they are',
     );
+  });
+});
+
+describe('log viewer routes: a pruned chat', () => {
+  let gw: TestGateway;
+  let output: string;
+  before(async () => {
+    gw = await startGateway({ config: { models: DEMO_MODELS, pruning: { mode: 'cache-ttl', ttl: '5m' } } });
+    output = longToolOutput(300, 'THE-MIDDLE');
+    // No cache clock yet (treated as cold), over softTrimRatio of the 8k window: the old tool
+    // result (before the last 3 assistant turns) is soft-trimmed.
+    await openaiCall(
+      { url: gw.url, session: 'pruned' },
+      {
+        model: 'small-prune',
+        messages: [
+          { role: 'user', content: 'start' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'call_old', type: 'function', function: { name: 'run_tests', arguments: '{}' } },
+            ],
+          },
+          { role: 'tool', tool_call_id: 'call_old', content: output },
+          { role: 'assistant', content: 'a1' },
+          { role: 'user', content: 'u2' },
+          { role: 'assistant', content: 'a2' },
+          { role: 'user', content: 'u3' },
+          { role: 'assistant', content: 'a3' },
+          { role: 'user', content: 'u4' },
+        ],
+      },
+    );
+  });
+  after(() => gw.close());
+
+  test('received: the soft-trimmed result with its note, named as the pruning pass', async () => {
+    const events = (
+      (await get(gw, '/v1/sessions/pruned/events')).body as { events: Array<Record<string, unknown>> }
+    ).events;
+    const pass = events.find((e) => e.type === 'pruning');
+    assert.ok(pass, 'the gateway pruned');
+    const res = await get(gw, '/v1/sessions/pruned/received');
+    documented('get', '/v1/sessions/pruned/received', 200, res.body);
+    const body = res.body as { data: Array<{ content: Array<Record<string, unknown>>; effects: unknown[] }> };
+    assert.equal(body.data.length, 1);
+    const text = (body.data[0]!.content[0]!.content as Array<{ text: string }>)[0]!.text;
+    const n = Array.from(output).length;
+    assert.equal(
+      text,
+      `${output.slice(0, 1500)}\n...\n${output.slice(-1500)}\n\n[Tool result trimmed: kept first 1500 chars and last 1500 chars of ${n} chars.]`,
+    );
+    assert.deepEqual(body.data[0]!.effects, [
+      { by: 'pruned', path: [0, 0], callId: 'call_old', action: 'soft', decisionSeq: pass.seq },
+    ]);
+    const wire = gw.fake.requests.at(-1)!.json!.messages as Array<{ role: string; content: string }>;
+    assert.equal(wire.find((m) => m.role === 'tool')?.content, text, 'what the provider received');
   });
 });
