@@ -6,6 +6,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp } from '../../server/app.ts';
+import { parseConfig } from '../../config/config.ts';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
 import { loadOpenApi, validateResponse, validateSchema } from '../helpers/openapi-validator.ts';
 import { newKey } from '../../server/cli-keys.ts';
@@ -247,6 +254,35 @@ describe('log viewer routes: open gateway', () => {
     assert.ok(JSON.stringify(batches).includes('live tail check'));
     for (const batch of batches) {
       assert.deepEqual(validateSchema(doc, '#/components/schemas/SessionTailBatch', batch), []);
+    }
+  });
+
+  test('tail: a shutdown ends the tail, so the server closes without waiting out its grace', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'oda-ui-tail-'));
+    const gateway = createApp(parseConfig({ dataDir, logLevel: 'silent' }));
+    const server = await new Promise<Server>((resolve) => {
+      const s = gateway.app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const created = await fetch(`${url}/v1/sessions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ id: 'quiet' }),
+      });
+      assert.equal(created.status, 201);
+      const res = await fetch(`${url}/v1/sessions/quiet/tail`);
+      const reading = readSse(res, (events) => events.some((e) => e.event === 'end'));
+      // What main.ts does on SIGTERM: stop accepting, close idle connections, wait for the rest.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const events = await reading;
+      assert.deepEqual(JSON.parse(events.at(-1)!.data), { reason: 'shutdown' });
+      await closed;
+    } finally {
+      server.closeAllConnections();
+      await gateway.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 
