@@ -147,12 +147,19 @@ describe('AttachmentStore', () => {
     assert.deepEqual(fs.readdirSync(dir), []);
   });
 
-  test('putBytes keeps unknown data read-only by hash', async () => {
+  test('each team has a folder of its own; a name that is not a team name is refused', async () => {
     const dir = tmp();
     const store = new AttachmentStore({ dir });
-    const { sha256, path: p } = await store.putBytes(Buffer.from('<svg/>'));
-    assert.equal(p, path.join(dir, `${sha256}.bin`));
-    assert.equal(fs.readFileSync(p, 'utf8'), '<svg/>');
-    assert.equal(fs.statSync(p).mode & 0o777, 0o444);
+    const png = makePng(2, 2, 9);
+    const shared = await store.put(png);
+    const research = await store.forTeam('research').put(png);
+    const design = await store.forTeam('design').put(png);
+    assert.equal(shared.path, path.join(dir, `${sha256Hex(png)}.png`));
+    assert.equal(research.path, path.join(dir, 'teams', 'research', `${sha256Hex(png)}.png`));
+    assert.equal(design.path, path.join(dir, 'teams', 'design', `${sha256Hex(png)}.png`));
+    assert.equal(store.forTeam('research').pathFor(research.attachment), research.path);
+    assert.equal(store.forTeam(undefined), store);
+    for (const bad of ['..', '.', 'a/b', '', 'x'.repeat(65)])
+      assert.throws(() => store.forTeam(bad), /not a team name/);
   });
 });

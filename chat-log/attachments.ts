@@ -1,7 +1,10 @@
 /**
  * Image attachments: each image the chat log holds is written once under the attachments dir,
  * named by the sha256 of its bytes, as a read-only copy (mode 0444) that a note can point people
- * to. Image type and dimensions are sniffed from the bytes themselves (no dependency).
+ * to. Image type and dimensions are sniffed from the bytes themselves (no dependency); only real
+ * PNG, JPEG, WebP and GIF images become files. Each team's images live in a folder of their own
+ * (`teams/<team>/`), so no team can learn from another's copies, not even by timing a write that
+ * finds its file already there (SPEC section 14).
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
@@ -130,12 +133,26 @@ export function decodeImageSource(source: ImageSource): { bytes: Buffer; mediaTy
   return bytes && { bytes, mediaType: source.mediaType.trim().toLowerCase() };
 }
 
-/** Read-only, content-addressed copies of images (and of inline data that is not a known image). */
+const TEAM_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** Read-only, content-addressed copies of images. */
 export class AttachmentStore {
   readonly dir: string;
 
   constructor(opts: { dir: string }) {
     this.dir = opts.dir;
+  }
+
+  /**
+   * The store of one team's images (`<dir>/teams/<team>/`); without a team (an open gateway, an
+   * admin's chat) this store itself.
+   */
+  forTeam(team: string | undefined): AttachmentStore {
+    if (team === undefined) return this;
+    if (!TEAM_NAME.test(team) || team === '.' || team === '..') {
+      throw new Error(`not a team name: ${JSON.stringify(team)}`);
+    }
+    return new AttachmentStore({ dir: join(this.dir, 'teams', team) });
   }
 
   /**
@@ -164,12 +181,6 @@ export class AttachmentStore {
     };
     const path = await this.writeOnce(bytes, attachment.sha256, EXTENSIONS[described.mediaType]);
     return { attachment, path };
-  }
-
-  /** Stores bytes that are not a known image type once by content hash (`<sha256>.bin`, mode 0444). */
-  async putBytes(bytes: Buffer): Promise<{ sha256: string; path: string }> {
-    const sha256 = sha256Hex(bytes);
-    return { sha256, path: await this.writeOnce(bytes, sha256, 'bin') };
   }
 
   /** Where the read-only copy of an attachment lives. */

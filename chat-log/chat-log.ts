@@ -112,9 +112,12 @@ export class ChatLog {
     });
   }
 
-  /** The v4 form of incoming messages, their inline images written as attachments. */
-  storeImages(messages: readonly NormalizedMessage[]): Promise<LogMessage[]> {
-    return storeImages(this.attachments, messages);
+  /**
+   * The log form of incoming messages, their inline images written as attachments: into the
+   * folder of `team` (the chat's team), so teams never share a copy.
+   */
+  storeImages(messages: readonly NormalizedMessage[], team?: string): Promise<LogMessage[]> {
+    return storeImages(this.attachments.forTeam(team), messages);
   }
 
   /** sha256 of the canonical JSON of a v4 message (role + content, images by content hash). */

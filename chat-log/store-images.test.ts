@@ -89,9 +89,10 @@ describe('ChatLog.storeImages and messageDigest', () => {
     assert.equal(appended.length, 2);
   });
 
-  test('inline data that is not a known image is kept by hash as a file; data that is not base64 is kept verbatim', async () => {
+  test('inline data that is not a real image, or not base64, is kept verbatim in the log and never becomes a file', async () => {
     const { log, attachments } = setup();
     const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>');
+    const fake = Buffer.from('not a png at all, whatever the media type says');
     const [m] = await log.storeImages([
       {
         role: 'user',
@@ -100,15 +101,41 @@ describe('ChatLog.storeImages and messageDigest', () => {
             kind: 'image',
             source: { kind: 'base64', mediaType: 'image/svg+xml', data: svg.toString('base64') },
           },
+          { kind: 'image', source: { kind: 'url', url: `data:image/png;base64,${fake.toString('base64')}` } },
           { kind: 'image', source: { kind: 'base64', mediaType: 'image/png', data: '%%%not base64' } },
         ],
       },
     ]);
     assert.deepEqual(m?.content, [
-      { kind: 'file', sha256: sha256Hex(svg), bytes: svg.length, mediaType: 'image/svg+xml' },
+      { kind: 'image', url: `data:image/svg+xml;base64,${svg.toString('base64')}` },
+      { kind: 'image', url: `data:image/png;base64,${fake.toString('base64')}` },
       { kind: 'image', url: 'data:image/png;base64,%%%not base64' },
     ]);
-    assert.ok(fs.readFileSync(path.join(attachments.dir, `${sha256Hex(svg)}.bin`)).equals(svg));
+    assert.equal(fs.existsSync(attachments.dir), false, 'no file was written');
+  });
+
+  test('a team’s images go to its own folder', async () => {
+    const { log, attachments } = setup();
+    const [m] = await log.storeImages(
+      [
+        {
+          role: 'user',
+          content: [
+            {
+              kind: 'image',
+              source: { kind: 'base64', mediaType: 'image/png', data: png.toString('base64') },
+            },
+          ],
+        },
+      ],
+      'research',
+    );
+    const attachment = (m?.content[0] as { attachment: { sha256: string } }).attachment;
+    assert.equal(attachment.sha256, sha256Hex(png));
+    assert.deepEqual(fs.readdirSync(path.join(attachments.dir, 'teams', 'research')), [
+      `${sha256Hex(png)}.png`,
+    ]);
+    assert.deepEqual(fs.readdirSync(attachments.dir), ['teams'], 'nothing in the shared folder');
   });
 
   test('the same image sent as a data URL or as Anthropic base64 digests the same; key order never matters', async () => {

@@ -1,14 +1,14 @@
 /**
  * Turning the images of incoming messages into what the log holds: inline (base64) images are
  * written to the attachment store and referenced by content hash; remote images keep their URL.
- * Inline data that is not a PNG, JPEG, WebP or GIF image is kept too, as a file part by hash, and
- * data that is not even base64 is kept verbatim as a data URL, so the log loses nothing.
+ * Only real PNG, JPEG, WebP and GIF images (by their first bytes) become files: inline data that is
+ * anything else, or not even base64, is kept verbatim in the log as the data URL it was, so the log
+ * loses nothing and a request of thousands of tiny fake "images" writes no file (SPEC section 14).
  */
 import type { ImageSource } from './pending-message.ts';
 import type { NormalizedMessage, PendingContentPart, PendingImagePart } from './pending-message.ts';
 import type { ContentPart } from './format/current.ts';
-import { isOdaError } from '../lib/errors.ts';
-import { decodeImageSource, type AttachmentStore } from './attachments.ts';
+import { decodeImageSource, describeImage, type AttachmentStore } from './attachments.ts';
 import type { LogMessage } from './message-digest.ts';
 
 type ToolResultContent = Extract<ContentPart, { kind: 'tool-result' }>['content'][number];
@@ -20,17 +20,9 @@ function verbatim(source: ImageSource): string {
 
 async function storeImage(attachments: AttachmentStore, part: PendingImagePart): Promise<StoredImage> {
   const decoded = decodeImageSource(part.source);
-  if (!decoded) return { kind: 'image', url: verbatim(part.source) };
-  try {
-    const { attachment } = await attachments.put(decoded.bytes, decoded.mediaType);
-    return { kind: 'image', attachment };
-  } catch (err) {
-    if (!isOdaError(err) || err.status !== 400) throw err;
-    const { sha256 } = await attachments.putBytes(decoded.bytes);
-    const file: StoredImage = { kind: 'file', sha256, bytes: decoded.bytes.length };
-    if (decoded.mediaType !== '') file.mediaType = decoded.mediaType;
-    return file;
-  }
+  if (!decoded || !describeImage(decoded.bytes)) return { kind: 'image', url: verbatim(part.source) };
+  const { attachment } = await attachments.put(decoded.bytes, decoded.mediaType);
+  return { kind: 'image', attachment };
 }
 
 async function storePart(attachments: AttachmentStore, part: PendingContentPart): Promise<ContentPart> {

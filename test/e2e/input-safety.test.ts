@@ -249,7 +249,9 @@ describe('input safety: ids and names never leave dataDir', () => {
         file === 'outside.jsonl' ||
         /^chats\/[A-Za-z0-9._:-]{1,128}\.jsonl(\.bak)?$/.test(file) ||
         /^checkpoints\/[A-Za-z0-9._:-]{1,128}\/[A-Za-z0-9._:-]+\.json$/.test(file) ||
-        /^attachments\/[0-9a-f]{64}\.(png|jpg|webp|gif|bin)$/.test(file);
+        // The file store's chat index (one SQLite file and its journal).
+        /^chat-index\.sqlite(-wal|-shm|-journal)?$/.test(file) ||
+        /^attachments\/[0-9a-f]{64}\.(png|jpg|webp|gif)$/.test(file);
       assert.ok(ok, `unexpected file ${relative(gw.dataDir, join(gw.dataDir, file))}`);
     }
     assert.ok(
