@@ -18,6 +18,8 @@ import type {
   ToolRef,
 } from '../chat-log/format/current.ts';
 import { OdaError } from '../lib/errors.ts';
+import { forEachInTurns, mapInTurns } from '../lib/in-turns.ts';
+import { appendInTurns } from './append-in-turns.ts';
 import type { ChatDecisions } from '../middleware/call-context.ts';
 import type { ImageFacts } from '../middleware/image-set-aside/index.ts';
 import type { FormatAdapter, NormalizedResponse } from '../providers/provider.ts';
@@ -125,13 +127,14 @@ function pathHash(digests: readonly string[]): string {
  * sha256 of the JSON of the first `prefixCount` wire messages and of all of them, in one pass:
  * equal JSON means equal parsed messages, so equal normalized ones.
  */
-function wirePrefixHashes(
+async function wirePrefixHashes(
   wire: readonly unknown[],
   prefixCount: number | undefined,
-): { prefix: string | undefined; full: string } {
+): Promise<{ prefix: string | undefined; full: string }> {
   const h = createHash('sha256');
   let prefix: string | undefined;
-  wire.forEach((m, i) => {
+  // A slice at a time, so a long history does not hold up every other request (SPEC section 14).
+  await forEachInTurns(wire, (m, i) => {
     if (i === prefixCount) prefix = h.copy().digest('hex');
     h.update(JSON.stringify(m) ?? 'null');
     h.update('\n');
@@ -197,13 +200,13 @@ export class ChatBinder {
     }
     // A continuation by response id sends only new items: nothing to compare, all to append.
     const cached = input.continues !== undefined ? undefined : this.prefixes.get(baseId);
-    const hashes = wirePrefixHashes(wire, cached?.wireCount);
+    const hashes = await wirePrefixHashes(wire, cached?.wireCount);
     const reuse = cached !== undefined && hashes.prefix === cached.hash;
     const normalized = input.adapter.normalizeRequest(input.body, {
       fromIndex: reuse ? cached.wireCount : 0,
     });
     const messages = await this.chatLog.storeImages(normalized.messages, team);
-    const digests = messages.map((m) => this.chatLog.messageDigest(m));
+    const digests = await mapInTurns(messages, (m) => this.chatLog.messageDigest(m));
     const known = reuse ? cached.loggedCount : 0;
 
     const request: Extract<NewEvent, { type: 'request' }> = {
@@ -212,7 +215,8 @@ export class ChatBinder {
       format: input.adapter.format,
       provider: input.providerName,
       model: normalized.model,
-      settings: jsonSettings(input.body, input.adapter),
+      // Every top-level field but the conversation, system prompt, tools and model, as sent.
+      settings: normalized.settings as Record<string, JsonValue>,
       tools: normalized.tools,
       ...(normalized.system !== undefined
         ? { systemDigest: createHash('sha256').update(normalized.system).digest('hex') }
@@ -409,7 +413,7 @@ export class ChatBinder {
         });
       }
       events.push(request);
-      await this.chatLog.append(id, events, state.count);
+      await appendInTurns(this.chatLog, id, events, state.count);
       // Messages, a tools change and a request event move neither the decisions nor the cache
       // clock, so the state read under the lock is still the one the pipeline needs.
       return { state, answerAt: k + fresh.length };
@@ -607,17 +611,6 @@ export class ChatBinder {
 /** A branch belongs to the session of the chat it branches from. */
 function branchConversation(parent: Header, parentId: string): Conversation {
   return { kind: 'branch', session: parent.conversation?.session ?? parentId };
-}
-
-/** Every top-level field except the wire list, system, tools and model, as sent. */
-function jsonSettings(body: Record<string, unknown>, adapter: FormatAdapter): Record<string, JsonValue> {
-  const out: Record<string, JsonValue> = {};
-  const list = adapter.wireMessages(body);
-  for (const [k, v] of Object.entries(body)) {
-    if (v === list || k === 'messages' || k === 'system' || k === 'tools' || k === 'model') continue;
-    out[k] = v as JsonValue;
-  }
-  return out;
 }
 
 type JsonValue = Extract<NewEvent, { type: 'request' }>['settings'][string];
