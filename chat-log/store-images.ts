@@ -10,6 +10,7 @@ import type { NormalizedMessage, PendingContentPart, PendingImagePart } from './
 import type { ContentPart } from './format/current.ts';
 import { decodeImageSource, describeImage, type AttachmentStore } from './attachments.ts';
 import type { LogMessage } from './message-digest.ts';
+import { ITEMS_PER_TURN, nextTurn } from '../lib/in-turns.ts';
 
 type ToolResultContent = Extract<ContentPart, { kind: 'tool-result' }>['content'][number];
 type StoredImage = Extract<ToolResultContent, { kind: 'image' } | { kind: 'file' }>;
@@ -40,6 +41,8 @@ export async function storeImages(
 ): Promise<LogMessage[]> {
   const out: LogMessage[] = [];
   for (const m of messages) {
+    // A long history is stored a slice at a time, letting other requests run (SPEC section 14).
+    if (out.length > 0 && out.length % ITEMS_PER_TURN === 0) await nextTurn();
     const content: ContentPart[] = [];
     for (const part of m.content) content.push(await storePart(attachments, part));
     out.push(m.wire ? { role: m.role, content, wire: m.wire } : { role: m.role, content });

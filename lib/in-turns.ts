@@ -26,3 +26,15 @@ export async function mapInTurns<T, U>(
   }
   return out;
 }
+
+/** `items.forEach(fn)`, yielding to the event loop after every `every` items. */
+export async function forEachInTurns<T>(
+  items: readonly T[],
+  fn: (item: T, index: number) => void,
+  every = ITEMS_PER_TURN,
+): Promise<void> {
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0 && i % every === 0) await nextTurn();
+    fn(items[i]!, i);
+  }
+}

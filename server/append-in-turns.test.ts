@@ -1,0 +1,70 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ChatLog } from '../chat-log/chat-log.ts';
+import { FileLogBackend } from '../chat-log/store-file.ts';
+import { AttachmentStore } from '../chat-log/attachments.ts';
+import { ManualClock } from '../lib/clock.ts';
+import { T0, request, say } from '../chat-log/test-batches.ts';
+import type { NewEvent } from '../chat-log/format/current.ts';
+import { appendInTurns } from './append-in-turns.ts';
+
+function setup() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'oda-turns-'));
+  const clock = new ManualClock(T0);
+  const backend = new FileLogBackend({ dataDir, clock });
+  const log = new ChatLog({
+    backend,
+    attachments: new AttachmentStore({ dir: path.join(dataDir, 'attachments') }),
+    clock,
+    build: 'test',
+  });
+  return { log };
+}
+
+describe('appendInTurns', () => {
+  test('a long batch lands whole and in order, read models included, over several turns', async () => {
+    const { log } = setup();
+    await log.createChat({ id: 'long' });
+    const events: NewEvent[] = Array.from({ length: 1203 }, (_, i) => say(`m${i}`, i % 2 ? 'model' : 'user'));
+    events.push(request({ stream: false }));
+    let turns = 0;
+    let counting = true;
+    const tick = () => {
+      if (!counting) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    await appendInTurns(log, 'long', events, 0, 100);
+    counting = false;
+    const stored = await log.read('long');
+    assert.equal(stored.length, 1204);
+    assert.deepEqual(
+      stored.map((e) => e.seq),
+      stored.map((_, i) => i),
+    );
+    assert.equal(stored.at(-1)!.type, 'request');
+    const state = await log.open('long');
+    assert.equal(state!.messages.messages.length, 1203, 'the read models followed every slice');
+    assert.ok(turns >= 13, `the event loop turned between slices (${turns} turns)`);
+  });
+
+  test('a value the log refuses, even in the last slice, stores nothing', async () => {
+    const { log } = setup();
+    await log.createChat({ id: 'refused' });
+    const events: NewEvent[] = Array.from({ length: 350 }, (_, i) => say(`m${i}`));
+    events.push(request({ temperature: -0 }));
+    await assert.rejects(appendInTurns(log, 'refused', events, 0, 100), /negative zero/);
+    assert.equal((await log.read('refused')).length, 0);
+  });
+
+  test('a short batch is one append', async () => {
+    const { log } = setup();
+    await log.createChat({ id: 'short' });
+    await appendInTurns(log, 'short', [say('hi'), request({})], 0);
+    assert.equal((await log.read('short')).length, 2);
+  });
+});
