@@ -43,3 +43,72 @@ test('scanning 50 MB takes well under a second', () => {
   assert.equal(exceededJsonLimit(big, { maxDepth: 256, maxValues: 10_000_000 }), undefined);
   assert.ok(performance.now() - started < 1000, `${Math.round(performance.now() - started)} ms`);
 });
+
+const shape = (value: unknown, maxMessages = 3, maxImages = 2) =>
+  exceededJsonLimit(Buffer.from(typeof value === 'string' ? value : JSON.stringify(value), 'utf8'), {
+    maxDepth: 64,
+    maxValues: 1_000_000,
+    maxMessages,
+    maxImages,
+  });
+
+test('messages: the elements of the top-level messages or input array, nothing nested', () => {
+  const m = (n: number) =>
+    Array.from({ length: n }, () => ({ role: 'user', content: [{ type: 'text', text: 'a,b' }] }));
+  assert.equal(shape({ model: 'x', messages: m(3) }), undefined);
+  assert.equal(shape({ model: 'x', messages: m(4) }), 'messages');
+  assert.equal(shape({ model: 'x', input: m(4) }), 'messages', 'Responses input items');
+  assert.equal(shape({ model: 'x', input: 'just, a, string, with, commas' }), undefined);
+  assert.equal(shape({ model: 'x', messages: [] }), undefined);
+  assert.equal(shape({ model: 'x', messages: [1, 2, 3, 4] }), 'messages', 'any element counts');
+  assert.equal(shape({ metadata: { messages: m(10) }, messages: m(1) }), undefined, 'only the top level');
+  assert.equal(shape({ tools: [{ input: m(10) }] }), undefined);
+  assert.equal(shape('{"messages" : [ {} , {} , {} , {} ] }'), 'messages', 'whitespace anywhere');
+  assert.equal(shape('{"mess\\u0061ges":[{},{},{},{}]}'), 'messages', 'an escaped key is the same key');
+  assert.equal(shape({ messages: m(2), input: m(3) }), undefined);
+  assert.equal(shape({ messages: m(2), input: m(4) }), 'messages');
+});
+
+test('images: parts whose type is an image type, in every format and anywhere in the body', () => {
+  const anthropic = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } };
+  const openai = { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } };
+  const responses = { type: 'input_image', image_url: 'data:image/png;base64,AAAA' };
+  const screenshot = { type: 'computer_screenshot', image_url: 'data:image/png;base64,AAAA' };
+  assert.equal(shape({ messages: [{ role: 'user', content: [anthropic, anthropic] }] }), undefined);
+  assert.equal(shape({ messages: [{ role: 'user', content: [anthropic, openai, responses] }] }), 'images');
+  assert.equal(
+    shape({
+      messages: [
+        { role: 'user', content: [{ type: 'tool_result', content: [anthropic, anthropic, anthropic] }] },
+      ],
+    }),
+    'images',
+    'inside tool results',
+  );
+  assert.equal(
+    shape({ input: [{ type: 'computer_call_output', output: screenshot }, responses, responses] }),
+    'images',
+  );
+  assert.equal(
+    shape({
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: '"type":"image" "type":"image" "type":"image"' }] },
+      ],
+    }),
+    undefined,
+    'text that looks like an image part is text',
+  );
+  assert.equal(
+    shape({
+      messages: [
+        { role: 'user', content: [{ kind: 'image' }, { type: { type: 'x' } }, { type: ['image'] }] },
+      ],
+    }),
+    undefined,
+  );
+  assert.equal(
+    shape('[{"ty\\u0070e":"image"},{"type":"im\\u0061ge"},{"type":"image"}]'),
+    'images',
+    'escapes do not hide them',
+  );
+});

@@ -71,6 +71,25 @@ for (const [name, build, makeView] of formats) {
       assert.deepEqual(chosen(makeView(build()), { kind: 'image-limit' }), [paths[0]]);
     });
 
+    test('without counts, at least `atLeast` (the repairs double it each round), the named image first', () => {
+      const view = makeView(build());
+      const atLeast = (refusal: ImageLimitRefusal, n: number) =>
+        chooseImagesToSetAside(view, refusal, n).map((image) => image.path);
+      assert.deepEqual(atLeast({ kind: 'image-limit' }, 2), [paths[0], paths[1]]);
+      assert.deepEqual(atLeast({ kind: 'image-limit' }, 40), [...paths], 'never beyond the images left');
+      assert.deepEqual(atLeast({ kind: 'image-limit' }, 0), [paths[0]], 'never below one');
+      assert.deepEqual(atLeast({ kind: 'image-limit', imagePath: paths[2] }, 3), [
+        paths[2],
+        paths[0],
+        paths[1],
+      ]);
+      assert.deepEqual(
+        atLeast({ kind: 'image-limit', count: { sent: 4, max: 3 } }, 4),
+        [paths[0]],
+        'stated counts decide alone',
+      );
+    });
+
     test('nothing left to set aside gives nothing', () => {
       const view = makeView(build());
       for (const image of view.images()) image.replaceWithText('[set aside]');
