@@ -4,8 +4,9 @@ import { messagesModel } from './messages.ts';
 import { fold } from './read-model.ts';
 import { msg, request } from './test-events.ts';
 import { messageDigest } from '../message-digest.ts';
+import type { Event } from '../format/current.ts';
 
-test('keeps the digests of conversation messages in order with their seq; system and other events are left out', () => {
+test('keeps the digests of every message in order with their seq (system messages where they stand); other events are left out', () => {
   const events = [
     msg(0, 'system', 'be brief'),
     msg(1, 'user', 'hi'),
@@ -18,6 +19,7 @@ test('keeps the digests of conversation messages in order with their seq; system
   assert.deepEqual(
     s.messages.map((m) => [m.seq, m.role]),
     [
+      [0, 'system'],
       [1, 'user'],
       [3, 'model'],
       [4, 'tool'],
@@ -25,12 +27,41 @@ test('keeps the digests of conversation messages in order with their seq; system
     ],
   );
   assert.equal(
-    s.messages[0]?.digest,
+    s.messages[1]?.digest,
     messageDigest({ role: 'user', content: [{ kind: 'text', text: 'hi' }] }),
   );
   assert.notEqual(
-    s.messages[0]?.digest,
+    s.messages[1]?.digest,
     messageDigest({ role: 'model', content: [{ kind: 'text', text: 'hi' }] }),
   );
   assert.equal(messagesModel.internal, true);
+});
+
+test("a provider's answer is marked, a client's message is not", () => {
+  const answer: Event = { ...msg(1, 'model', 'hello'), source: { kind: 'provider' } } as Event;
+  const echoed: Event = { ...msg(2, 'model', 'hello'), source: { kind: 'client' } } as Event;
+  const s = fold(messagesModel, messagesModel.initial(), [msg(0, 'user', 'hi'), answer, echoed]);
+  assert.deepEqual(
+    s.messages.map((m) => m.answer ?? false),
+    [false, true, false],
+  );
+});
+
+test('a compaction drops the messages its summary replaced; the history goes on after it', () => {
+  const events: Event[] = [
+    msg(0, 'user', 'a'),
+    msg(1, 'model', 'b'),
+    msg(2, 'user', 'c'),
+    msg(3, 'model', 'summary'),
+    { seq: 4, at: 1004, type: 'compaction', requestId: 'r', replaced: { fromSeq: 1, toSeq: 3 }, messages: 1 },
+    msg(5, 'user', 'from the summary'),
+  ];
+  const s = fold(messagesModel, messagesModel.initial(), events);
+  assert.deepEqual(
+    s.messages.map((m) => m.seq),
+    [0, 5],
+  );
+  // Folded one event at a time or as one batch, the same state.
+  const one = events.reduce((st, e) => messagesModel.apply(st, e), messagesModel.initial());
+  assert.deepEqual(one, s);
 });
