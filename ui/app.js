@@ -131,7 +131,8 @@ async function loadList(cursor) {
     renderSessions(ui.list, page.items, state.session, (id) => go(id));
     ui.pageNext.disabled = !page.hasMore;
     ui.pageFirst.disabled = cursor === undefined;
-    ui.pageInfo.textContent = `page ${state.cursors.length}`;
+    // A gateway still building its chat index after a restart lists what it has indexed so far.
+    ui.pageInfo.textContent = `page ${state.cursors.length}${page.indexing ? ' · still indexing' : ''}`;
     return true;
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) {

@@ -14,7 +14,7 @@ export const LIST_PAGE = 50;
 /**
  * @typedef {{ id: string, createdAt?: number, lastActivityAt?: number, eventCount?: number, parent?: string, team?: string, [field: string]: any }} Summary
  * @typedef {{ q: string, team: string, from: string, to: string }} Filters
- * @typedef {{ items: Summary[], hasMore: boolean, nextCursor: string | undefined }} ListPage
+ * @typedef {{ items: Summary[], hasMore: boolean, nextCursor: string | undefined, indexing?: boolean }} ListPage
  */
 
 /**
@@ -57,7 +57,12 @@ export async function listSessions(filters, cursor) {
   if (to !== undefined) params.set('to', String(to));
   const body = await getJson(`/v1/sessions?${params}`);
   if (Array.isArray(body.data)) {
-    return { items: body.data, hasMore: body.has_more === true, nextCursor: body.next_cursor ?? undefined };
+    return {
+      items: body.data,
+      hasMore: body.has_more === true,
+      nextCursor: body.next_cursor ?? undefined,
+      indexing: body.indexing === true,
+    };
   }
   // The whole list at once: filter, sort and page it here.
   /** @type {Summary[]} */

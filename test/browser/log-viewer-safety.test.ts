@@ -40,7 +40,7 @@ const SVG_WITH_SCRIPT = Buffer.from(
 ).toString('base64');
 const CALL_ID = "call\"><script>window.__pwned='call-id'</script>";
 
-describe('log viewer safety in a browser', { skip: noBrowser }, () => {
+describe('log viewer safety in a browser', { skip: noBrowser, timeout: 180_000 }, () => {
   let browser: Browser;
   before(async () => {
     browser = await launchBrowser();

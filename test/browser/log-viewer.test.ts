@@ -70,7 +70,7 @@ function eventReads(watch: PageWatch, chat: string): number[] {
     .map((u) => Number(new URL(u).searchParams.get('offset')));
 }
 
-describe('log viewer in a browser', { skip: noBrowser }, () => {
+describe('log viewer in a browser', { skip: noBrowser, timeout: 180_000 }, () => {
   let gw: TestGateway;
   let browser: Browser;
   let log: string;

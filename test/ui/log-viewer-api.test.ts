@@ -45,7 +45,7 @@ function documented(method: string, path: string, status: number, body: unknown,
   );
 }
 
-/** Reads SSE events from a streaming response until `until` says stop. */
+/** Reads SSE events from a streaming response until `until` says stop (the suites' timeouts bound it). */
 async function readSse(
   res: Response,
   until: (events: Array<{ event: string; data: string; id?: string }>) => boolean,
@@ -75,7 +75,7 @@ async function readSse(
   return events;
 }
 
-describe('log viewer routes: open gateway', () => {
+describe('log viewer routes: open gateway', { timeout: 60_000 }, () => {
   let gw: TestGateway;
   let original: string;
   before(async () => {
@@ -299,7 +299,7 @@ describe('log viewer routes: open gateway', () => {
   });
 });
 
-describe('log viewer routes: teams', () => {
+describe('log viewer routes: teams', { timeout: 60_000 }, () => {
   let gw: TestGateway;
   let researchImage: string;
   before(async () => {
@@ -364,7 +364,7 @@ describe('log viewer routes: teams', () => {
   });
 });
 
-describe('log viewer routes: a pruned chat', () => {
+describe('log viewer routes: a pruned chat', { timeout: 60_000 }, () => {
   let gw: TestGateway;
   let output: string;
   before(async () => {
