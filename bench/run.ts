@@ -1,8 +1,9 @@
 /**
  * `npm run bench` runs every benchmark and prints a table per benchmark, then writes the whole
  * report to .bench-out/report.json. `npm run bench -- --quick` is a short pass;
- * `--only=overhead,streaming,large,long-chat,savings` picks benchmarks; `--only=profile` profiles the
- * gateway's CPU under load.
+ * `--only=overhead,streaming,large,long-chat,savings` picks benchmarks (or name them: `npm run bench
+ * -- many-chats`); `--only=profile` profiles the gateway's CPU under load; `--chats=N` sets the
+ * number of chats of many-chats.
  */
 import { closeClient } from './http-client.ts';
 import type { BenchContext } from './context.ts';
@@ -14,6 +15,7 @@ import { largeRequestsBench } from './large-requests.ts';
 import { longChatBench } from './long-chat.ts';
 import { savingsBench } from './savings.ts';
 import { profileBench } from './profile.ts';
+import { manyChatsBench } from './many-chats.ts';
 
 const BENCHES: Record<string, (ctx: BenchContext) => Promise<SectionReport>> = {
   overhead: overheadBench,
@@ -22,15 +24,21 @@ const BENCHES: Record<string, (ctx: BenchContext) => Promise<SectionReport>> = {
   'long-chat': longChatBench,
   savings: savingsBench,
   profile: profileBench,
+  'many-chats': manyChatsBench,
 };
 /** What `npm run bench` runs without --only (the profile is on request). */
-const DEFAULT = ['overhead', 'streaming', 'large', 'long-chat', 'savings'];
+const DEFAULT = ['overhead', 'streaming', 'large', 'long-chat', 'savings', 'many-chats'];
 
-function parseArgs(argv: string[]): { quick: boolean; only: string[] } {
+function parseArgs(argv: string[]): { quick: boolean; only: string[]; chats?: number } {
   let quick = false;
   let only = DEFAULT;
+  let chats: number | undefined;
+  const named = argv.filter((a) => a in BENCHES);
+  if (named.length) only = named;
   for (const a of argv) {
     if (a === '--quick') quick = true;
+    else if (a in BENCHES) continue;
+    else if (/^--chats=[1-9][0-9]*$/.test(a)) chats = Number(a.slice('--chats='.length));
     else if (a.startsWith('--only=')) {
       only = a
         .slice('--only='.length)
@@ -44,15 +52,17 @@ function parseArgs(argv: string[]): { quick: boolean; only: string[] } {
         );
       }
     } else if (a === '--help' || a === '-h') {
-      process.stdout.write(`usage: npm run bench -- [--quick] [--only=${Object.keys(BENCHES).join(',')}]\n`);
+      process.stdout.write(
+        `usage: npm run bench -- [--quick] [--chats=N] [--only=${Object.keys(BENCHES).join(',')} | <name>...]\n`,
+      );
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
-  return { quick, only };
+  return { quick, only, ...(chats ? { chats } : {}) };
 }
 
 async function main(): Promise<void> {
-  const { quick, only } = parseArgs(process.argv.slice(2));
+  const { quick, only, chats } = parseArgs(process.argv.slice(2));
   const machine = machineInfo();
   const started = Date.now();
   process.stdout.write(
@@ -62,6 +72,7 @@ async function main(): Promise<void> {
   );
   const ctx: BenchContext = {
     quick,
+    ...(chats ? { chats } : {}),
     progress: (m) => process.stderr.write(`  [${((Date.now() - started) / 1000).toFixed(0)}s] ${m}\n`),
   };
   const sections: SectionReport[] = [];

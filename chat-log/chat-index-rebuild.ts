@@ -86,15 +86,15 @@ async function atOfLine(fh: FileHandle, start: number, end: number): Promise<num
 }
 
 /**
- * Counts the complete lines of `fh` from byte `from` to `size`; gives the count, the end of the last
- * complete line and where that line starts.
+ * Counts the complete lines of `fh` from byte `from` to `size` (reading through `buf`); gives the
+ * count, the end of the last complete line and where that line starts.
  */
 async function countLines(
   fh: FileHandle,
   from: number,
   size: number,
+  buf: Buffer,
 ): Promise<{ lines: number; end: number; lastStart: number | undefined }> {
-  const buf = Buffer.alloc(CHUNK);
   let lines = 0;
   let end = from;
   let lastStart: number | undefined;
@@ -120,6 +120,7 @@ async function scanFile(
   id: string,
   path: string,
   prior: IndexRow | undefined,
+  buf: Buffer,
 ): Promise<IndexRow | 'older' | undefined> {
   let fh: FileHandle;
   try {
@@ -131,12 +132,15 @@ async function scanFile(
   try {
     const size = (await fh.stat()).size;
     if (prior && prior.size === size) return prior;
-    const first = (await readFirstLine(path)) ?? '';
+    // The header line from the first chunk (one file read for a small chat), else read on its own.
+    const { bytesRead } = await fh.read(buf, 0, Math.min(CHUNK, size), 0);
+    const nl = buf.subarray(0, bytesRead).indexOf(10);
+    const first = nl !== -1 ? buf.toString('utf8', 0, nl) : ((await readFirstLine(path)) ?? '');
     if (headerVersion(first) !== VERSION) return 'older';
     if (prior && prior.size < size && prior.size > 0) {
       const [before] = await readAt(fh, prior.size - 1, 1);
       if (before === 10) {
-        const tail = await countLines(fh, prior.size, size);
+        const tail = await countLines(fh, prior.size, size, buf);
         if (tail.lines === 0) return prior;
         const at =
           tail.lastStart === undefined ? undefined : await atOfLine(fh, tail.lastStart, tail.end - 1);
@@ -148,7 +152,7 @@ async function scanFile(
         };
       }
     }
-    const all = await countLines(fh, 0, size);
+    const all = await countLines(fh, 0, size, buf);
     if (all.lines === 0) return undefined;
     const header = parseHeaderLine(id, first);
     const events = all.lines - 1;
@@ -206,7 +210,7 @@ export async function rebuildIndex(
   let lastReport = Date.now();
   const started = lastReport;
 
-  const one = async (id: string): Promise<void> => {
+  const one = async (id: string, buf: Buffer): Promise<void> => {
     const open = src.openChat(id);
     if (open) {
       index.put(rowOfOpenChat(open));
@@ -217,7 +221,7 @@ export async function rebuildIndex(
     const path = join(src.chatsDir, `${id}.jsonl`);
     let row: IndexRow | undefined;
     try {
-      const scanned = await scanFile(id, path, prior);
+      const scanned = await scanFile(id, path, prior, buf);
       if (scanned === 'older') {
         // An older log: the store converts it once and reads the converted generation.
         const c = await src.openViaStore(id);
@@ -239,9 +243,11 @@ export async function rebuildIndex(
 
   let next = 0;
   const worker = async () => {
+    // One read buffer per worker for the whole rebuild: no allocation per file.
+    const buf = Buffer.allocUnsafe(CHUNK);
     while (next < ids.length && !opts.stopped()) {
       const id = ids[next++]!;
-      await one(id);
+      await one(id, buf);
       progress.done++;
       if (log && Date.now() - lastReport >= PROGRESS_EVERY_MS) {
         lastReport = Date.now();

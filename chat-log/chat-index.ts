@@ -98,10 +98,13 @@ export class ChatIndex {
    * Opens (or creates) the index at `path`; `readOnly` opens an existing one without changing it.
    * A damaged file or one of another schema is replaced by an empty index (condition `missing`).
    */
+  private readonly onError: (err: unknown) => void;
+
   constructor(
     readonly path: string,
-    opts: { readOnly?: boolean } = {},
+    opts: { readOnly?: boolean; onError?: (err: unknown) => void } = {},
   ) {
+    this.onError = opts.onError ?? (() => undefined);
     mkdirSync(dirname(path), { recursive: true });
     let opened: { db: Database.Database; condition: IndexCondition };
     try {
@@ -204,11 +207,18 @@ export class ChatIndex {
 
   private schedule(): void {
     if (this.timer) return;
-    this.timer = setTimeout(() => this.flush(), FLUSH_MS);
+    this.timer = setTimeout(() => {
+      try {
+        this.flush();
+      } catch (err) {
+        // Kept pending and tried again with the next change (a full disk may have room later).
+        this.onError(err);
+      }
+    }, FLUSH_MS);
     this.timer.unref();
   }
 
-  /** Writes the pending changes in one transaction. */
+  /** Writes the pending changes in one transaction; on failure they stay pending and it throws. */
   flush(): void {
     if (this.timer) {
       clearTimeout(this.timer);
@@ -217,7 +227,12 @@ export class ChatIndex {
     if (this.pending.size === 0) return;
     const rows = [...this.pending];
     this.pending.clear();
-    this.writeBatch(rows);
+    try {
+      this.writeBatch(rows);
+    } catch (err) {
+      for (const [id, row] of rows) if (!this.pending.has(id)) this.pending.set(id, row);
+      throw err;
+    }
   }
 
   /** Writes many rows at once (a rebuild), bypassing the batch. */
@@ -254,9 +269,13 @@ export class ChatIndex {
       where.push('instr(id, ?) > 0');
       args.push(q.idContains);
     }
+    // The filters run on the (covering) activity or team index alone; only the page's rows are read.
     const sql =
-      `SELECT ${COLUMNS} FROM chats ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ` +
-      'ORDER BY last_at DESC, id DESC LIMIT ?';
+      `WITH hits AS (SELECT last_at, id FROM chats ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ` +
+      'ORDER BY last_at DESC, id DESC LIMIT ?) ' +
+      `SELECT ${COLUMNS.split(', ')
+        .map((c) => `c.${c}`)
+        .join(', ')} FROM hits JOIN chats c ON c.id = hits.id ORDER BY hits.last_at DESC, hits.id DESC`;
     let stmt = this.queries.get(sql);
     if (!stmt) {
       stmt = this.db.prepare(sql);

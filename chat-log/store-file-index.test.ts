@@ -6,7 +6,7 @@ import path from 'node:path';
 import { FileLogBackend } from './store-file.ts';
 import { ManualClock } from '../lib/clock.ts';
 import type { ChatListQuery, ChatSummary } from './chat-page.ts';
-import { T0, hdr, say } from './test-batches.ts';
+import { T0, hdr, say, rejectsWith } from './test-batches.ts';
 
 const dirs: string[] = [];
 const opened: FileLogBackend[] = [];
@@ -202,6 +202,23 @@ describe('FileLogBackend: the chat index', () => {
     assert.equal(added?.seq, 1);
     assert.equal((await s.listPage({ limit: 1 })).chats[0]?.id, 'c0');
     assert.equal(s.stats().indexedChats, 20);
+  });
+
+  test('an index that cannot be opened never stops the log: appends work, listings are a 503', async () => {
+    const { dataDir } = setup();
+    fs.mkdirSync(path.join(dataDir, 'chat-index.sqlite')); // a folder where the database should be
+    const logs: string[] = [];
+    const s = store(dataDir, { log: (_level, message) => logs.push(message) });
+    s.openIndex();
+    await s.create(hdr('still'));
+    const [stored] = await s.append('still', [say('works')], T0 + 1);
+    assert.equal(stored?.seq, 0);
+    await assert.rejects(s.listPage({ limit: 5 }), rejectsWith(503, 'ODA_ERR_STORE_UNAVAILABLE'));
+    assert.equal(logs.filter((m) => /chat index unavailable/.test(m)).length, 1, 'reported once');
+    await s.close();
+    fs.rmdirSync(path.join(dataDir, 'chat-index.sqlite'));
+    const later = store(dataDir);
+    assert.deepEqual(ids((await later.listPage({ limit: 5 })).chats), ['still'], 'rebuilt once it can be');
   });
 
   test('readLines: at most maxEvents, and maxBytes unless one event alone is larger', async () => {

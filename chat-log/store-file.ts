@@ -204,7 +204,7 @@ export class FileLogBackend implements LogBackend {
       }
       await syncDir(this.chatsDir);
       this.open.delete(header.id);
-      this.indexed({
+      this.record({
         id: header.id,
         createdAt: header.createdAt,
         eventCount: seed.length,
@@ -252,7 +252,7 @@ export class FileLogBackend implements LogBackend {
       }
       c.size = pos;
       c.lastAt = now;
-      this.indexed(rowOfOpenChat(c));
+      this.record(rowOfOpenChat(c));
       return batch.events;
     });
   }
@@ -297,7 +297,7 @@ export class FileLogBackend implements LogBackend {
    * way. For tools and tests: the gateway lists by page.
    */
   async list(): Promise<ChatSummary[]> {
-    const state = this.indexed();
+    const state = this.listable();
     await state.rebuild?.done;
     const rows = state.index.page({ limit: Number.MAX_SAFE_INTEGER - 1 });
     return rows.map(summaryOf).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -308,7 +308,7 @@ export class FileLogBackend implements LogBackend {
    * page shows the chats indexed so far (`indexing`), except that a small rebuild is waited for.
    */
   async listPage(q: ChatListQuery): Promise<ChatPage> {
-    const state = this.indexed();
+    const state = this.listable();
     const rebuild = state.rebuild;
     if (rebuild && (await rebuild.listed) <= WAIT_FOR_REBUILD_FILES) await rebuild.done;
     const rows = state.index.page(q);
@@ -374,18 +374,22 @@ export class FileLogBackend implements LogBackend {
 
   /** How many chats this store holds state or handles for, and the size of its index. */
   stats(): StoreStats {
-    return {
-      openChats: this.open.size,
-      openFiles: this.writers.size,
-      ...(this.indexState
-        ? { indexedChats: this.indexState.index.count(), indexing: this.indexState.rebuild !== undefined }
-        : {}),
-    };
+    const stats: StoreStats = { openChats: this.open.size, openFiles: this.writers.size };
+    const state = this.indexState;
+    if (state) {
+      stats.indexing = state.rebuild !== undefined;
+      try {
+        stats.indexedChats = state.index.count();
+      } catch {
+        // A failing index shows in the listings and the log; the metrics still answer.
+      }
+    }
+    return stats;
   }
 
   /** Resolves once the chat index is open and any rebuild under way has finished. */
   async indexReady(): Promise<void> {
-    await this.indexed().rebuild?.done;
+    await this.listable().rebuild?.done;
   }
 
   /**
@@ -394,7 +398,40 @@ export class FileLogBackend implements LogBackend {
    * start so the rebuild begins before the first request; every listing and write calls it too.
    */
   openIndex(): void {
-    this.indexed();
+    try {
+      this.indexed();
+    } catch (err) {
+      this.indexTrouble(err);
+    }
+  }
+
+  /** Records a chat's row; the log is the record, so an index that cannot be written is only reported. */
+  private record(row: IndexRow): void {
+    try {
+      this.indexed(row);
+    } catch (err) {
+      this.indexTrouble(err);
+    }
+  }
+
+  private indexTroubleReported = false;
+
+  private indexTrouble(err: unknown): void {
+    if (this.indexTroubleReported) return;
+    this.indexTroubleReported = true;
+    this.log?.('warn', 'chat index unavailable: listings fail until it can be opened; it is rebuilt then', {
+      error: err instanceof Error ? err.message : String(err),
+    });
+  }
+
+  /** The index for a listing; a 503 when it cannot be opened. */
+  private listable(): IndexState {
+    try {
+      return this.indexed();
+    } catch (err) {
+      this.indexTrouble(err);
+      throw new OdaError('ODA_ERR_STORE_UNAVAILABLE', 503, 'the chat index is unavailable', { cause: err });
+    }
   }
 
   /** The index state, opening the index on first use; records `row` when given. */
@@ -402,7 +439,9 @@ export class FileLogBackend implements LogBackend {
     let state = this.indexState;
     if (!state) {
       if (this.closed) throw new OdaError('ODA_ERR_STORE_UNAVAILABLE', 503, 'the chat store is closed');
-      const index = new ChatIndex(join(this.dataDir, 'chat-index.sqlite'));
+      const index = new ChatIndex(join(this.dataDir, 'chat-index.sqlite'), {
+        onError: (err) => this.indexTrouble(err),
+      });
       state = { index };
       this.indexState = state;
       const before = index.owner();
@@ -548,9 +587,14 @@ export class FileLogBackend implements LogBackend {
     if (state) {
       const rebuild = state.rebuild?.done;
       await rebuild;
-      // Clean only when complete: an index whose rebuild was cut short is checked again next time.
-      if (!rebuild && this.ownsIndex) state.index.setState('clean');
-      state.index.close();
+      try {
+        // Clean only when complete: an index whose rebuild was cut short is checked again next time.
+        if (!rebuild && this.ownsIndex) state.index.setState('clean');
+        state.index.close();
+      } catch (err) {
+        // Not marked clean: the next start checks the index against the files.
+        this.indexTrouble(err);
+      }
     }
   }
 }
