@@ -16,6 +16,18 @@ import { rawRequest, requestHead, sendPartialRequest, statusOf } from '../helper
 import { newKey } from '../../server/cli-keys.ts';
 import { createGatewayServer } from '../../server/listen.ts';
 import { makePng } from '../../chat-log/test-images.ts';
+import { loadOpenApi, validateResponse } from '../helpers/openapi-validator.ts';
+
+const doc = loadOpenApi();
+
+/** The answer is documented in openapi.yaml for its route and status, body schema included. */
+function assertDocumented(method: string, path: string, r: { status: number; json: unknown }): void {
+  assert.deepEqual(
+    validateResponse(doc, method, path, r.status, r.json),
+    [],
+    `${method} ${path} ${r.status}`,
+  );
+}
 
 const teamA = newKey();
 const teamB = newKey();
@@ -109,6 +121,7 @@ describe('fair share: per-team and gateway-wide caps on calls in flight', () => 
     assert.equal((full.json?.error as { type: string }).type, 'rate_limit_error');
     assert.equal((full.json?.error as { code: string }).code, 'ODA_ERR_TOO_MANY_CALLS');
     assert.match((full.json?.error as { message: string }).message, /server\.maxConcurrent/);
+    assertDocumented('POST', '/v1/chat/completions', full);
     assert.equal(fake.requests.length, 3);
 
     // Reads are not calls: a held team still lists its chats.
@@ -153,6 +166,7 @@ describe('bounded work per request: messages and images', () => {
       (over.json?.error as { message: string }).message,
       /more than 10 messages \(server\.maxMessages\)/,
     );
+    assertDocumented('POST', '/v1/messages', over);
     const overOpenai = await rawRequest(gw.url, {
       path: '/v1/chat/completions',
       headers: { 'content-type': 'application/json' },
@@ -241,6 +255,8 @@ describe('bounded connections: slow bodies, early refusals, too many sockets', (
     assert.equal(statusOf(outcome.received), 408, outcome.received);
     assert.match(outcome.received, /timeouts\.bodyMs/);
     assert.match(outcome.received, /"type":"error"/, 'in the Anthropic shape');
+    const json = JSON.parse(outcome.received.slice(outcome.received.indexOf('\r\n\r\n') + 4)) as unknown;
+    assertDocumented('POST', '/v1/messages', { status: 408, json });
     assert.equal(gw.fake.requests.length, 0);
   });
 

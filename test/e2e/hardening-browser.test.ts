@@ -18,8 +18,19 @@ import { listenGateway } from '../../server/listen.ts';
 import { createApp } from '../../server/app.ts';
 import { parseConfig } from '../../config/config.ts';
 import { createLogger } from '../../server/logger.ts';
+import { loadOpenApi, validateResponse } from '../helpers/openapi-validator.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
+const doc = loadOpenApi();
+
+/** The answer is documented in openapi.yaml for its route and status, body schema included. */
+function assertDocumented(method: string, path: string, r: { status: number; json: unknown }): void {
+  assert.deepEqual(
+    validateResponse(doc, method, path, r.status, r.json),
+    [],
+    `${method} ${path} ${r.status}`,
+  );
+}
 
 const messagesBody = JSON.stringify({
   model: 'claude-test',
@@ -66,6 +77,7 @@ describe('a web page cannot drive a local gateway', () => {
       ]) {
         const r = await rawRequest(gw.url, { path, headers: { 'content-type': type }, body });
         assert.equal(r.status, 415, `${path} ${type}: ${r.text}`);
+        assertDocumented('POST', path, r);
         const error = r.json?.error as { message: string };
         assert.match(error.message, /must be sent as application\/json/);
       }
@@ -98,10 +110,12 @@ describe('a web page cannot drive a local gateway', () => {
         body: messagesBody,
       });
       assert.equal(r.status, 403, `${origin}: ${r.text}`);
+      assertDocumented('POST', '/v1/messages', r);
       assert.equal((r.json?.error as { type: string }).type, 'permission_error');
       assert.match(r.text, /server\.allowedOrigins/);
       const read = await rawRequest(gw.url, { method: 'GET', path: '/v1/sessions', headers: { origin } });
       assert.equal(read.status, 403, `${origin} cannot read the chats`);
+      assertDocumented('GET', '/v1/sessions', read);
     }
     assert.equal(gw.fake.requests.length, 0);
 
@@ -147,6 +161,7 @@ describe('a web page cannot drive a local gateway', () => {
       assert.match(r.text, /server\.allowedHosts/);
       const metrics = await rawRequest(gw.url, { method: 'GET', path: '/metrics', headers: { host } });
       assert.equal(metrics.status, 403, `${host} /metrics`);
+      assertDocumented('GET', '/metrics', metrics);
     }
     for (const host of [
       `localhost:${port}`,
