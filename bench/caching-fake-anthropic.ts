@@ -11,7 +11,8 @@
  * prices them); what follows the last marker is base input (1x). Prefixes under 1,024 tokens are
  * not cached. Tokens are characters / 4; an image costs width x height / 750 tokens, as Anthropic
  * counts them. The `cache_control` markers themselves are not part of the prefix, so a marker moving
- * to a newer message does not change it.
+ * to a newer message does not change it. A request-level `cache_control` (Anthropic's automatic
+ * caching) is a marker on the last unit of the request.
  */
 import { createHash, type Hash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -225,6 +226,13 @@ export class CachingFakeAnthropic {
     const change = this.change(units);
     const total = units.length ? units[units.length - 1]!.cumulativeTokens : 0;
     const markers = units.flatMap((u, i) => (u.marker ? [i] : []));
+    // Automatic caching: the request-level marker goes on the last block.
+    const automatic = markerOf({ cache_control: body.cache_control });
+    const lastUnit = units[units.length - 1];
+    if (automatic && lastUnit && !lastUnit.marker) {
+      units[units.length - 1] = { ...lastUnit, marker: automatic };
+      markers.push(units.length - 1);
+    }
     // The longest live prefix at a marker or up to 20 units before one.
     let hitAt = -1;
     for (const m of [...markers].reverse()) {

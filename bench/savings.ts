@@ -3,13 +3,18 @@
  * through the gateway to a fake Anthropic provider that bills like prompt caching
  * (bench/caching-fake-anthropic.ts). The gateway runs in this process with createApp and a
  * ManualClock, the same clock the fake's cache TTLs follow, so idle gaps of many minutes take no
- * time. Three gateway configurations:
+ * time. Each session is replayed twice: as a client that marks its own cache breakpoints sends it
+ * (Claude Code-like: system prompt and the last two user turns), and as one that marks none
+ * (scripts, framework defaults). Gateway configurations:
  *
- * - off: pruning off, image replay clean-up off, and a context window so large that the compaction
- *   point is never reached: the gateway forwards the client's requests unchanged;
- * - on: the defaults (cache-TTL pruning with the TTL of the request's markers, image replay
- *   clean-up keeping 3 turns, trimming at 80% of the 200k window);
- * - on without image replay: to price the clean-up's own effect.
+ * - off: pruning off, image replay clean-up off, prompt caching off, and a context window so large
+ *   that the compaction point is never reached: the gateway forwards the client's requests unchanged;
+ * - on: the defaults (prompt caching `auto`, cache-TTL pruning with the TTL of the request's markers,
+ *   image replay clean-up keeping 3 turns and moving on cold caches or past 10 images, trimming at
+ *   80% of the 200k window);
+ * - on without image replay (marked client): to price the clean-up's own effect;
+ * - on with prompt caching off, and with Anthropic's request-level automatic caching instead of
+ *   breakpoints (unmarked client): to choose prompt caching's default.
  *
  * For every request the fake compares the prefix with the previous request's: a change inside a
  * prefix that was still in a live cache entry is a warm prefix change, attributed to the mechanism
@@ -42,20 +47,49 @@ const PRUNING_TEXTS = ['[Old tool result content cleared]', '[Tool result trimme
 const TRIM_TEXT = JSON.stringify(TRIM_MARKER).slice(1, -1);
 const IMAGE_TEXTS = [IMAGE_REMOVED_TEXT, MEDIA_REFERENCE_REMOVED_TEXT];
 
-const CONFIGS: ReadonlyArray<{ name: string; label: string; config: Obj }> = [
+/** How the client marks prompt-cache breakpoints. */
+type Client = 'marked' | 'unmarked';
+const CLIENTS: readonly Client[] = ['marked', 'unmarked'];
+
+interface BenchConfig {
+  name: string;
+  label: string;
+  config: Obj;
+  /** The provider entry's own settings. */
+  provider?: Obj;
+  clients: readonly Client[];
+}
+
+const CONFIGS: readonly BenchConfig[] = [
   {
     name: 'off',
     label: 'mechanisms off',
     config: {
       pruning: { mode: 'off', imageReplay: { enabled: false } },
+      promptCaching: { mode: 'off' },
       models: { 'claude-*': { contextWindow: 100_000_000 } },
     },
+    clients: CLIENTS,
   },
-  { name: 'on', label: 'mechanisms on (defaults)', config: {} },
+  { name: 'on', label: 'mechanisms on (defaults)', config: {}, clients: CLIENTS },
   {
     name: 'onNoImageReplay',
     label: 'on, image replay off',
     config: { pruning: { imageReplay: { enabled: false } } },
+    clients: ['marked'],
+  },
+  {
+    name: 'onNoPromptCaching',
+    label: 'on, prompt caching off',
+    config: { promptCaching: { mode: 'off' } },
+    clients: ['unmarked'],
+  },
+  {
+    name: 'onAutomatic',
+    label: 'on, automatic caching',
+    config: {},
+    provider: { promptCaching: { style: 'automatic' } },
+    clients: ['unmarked'],
   },
 ];
 
@@ -71,6 +105,7 @@ interface CauseTally {
 interface RunResult {
   name: string;
   label: string;
+  client: Client;
   requests: number;
   billed: number;
   inputTokens: number;
@@ -105,14 +140,21 @@ function causeOf(before: string, after: string): Cause {
   return 'other';
 }
 
-async function replay(session: AgentSession, cfg: (typeof CONFIGS)[number]): Promise<RunResult> {
+/** The session as a client that marks no cache breakpoint sends it: no marker anywhere. */
+function unmarked(session: AgentSession): AgentSession {
+  const strip = (blocks: Obj[]) => blocks.map(({ cache_control: _marker, ...rest }) => rest);
+  return { ...session, system: strip(session.system), tools: strip(session.tools) };
+}
+
+async function replay(marked: AgentSession, cfg: BenchConfig, client: Client): Promise<RunResult> {
+  const session = client === 'marked' ? marked : unmarked(marked);
   const clock = new ManualClock(Date.UTC(2026, 0, 5, 9, 0, 0));
   const fake = await new CachingFakeAnthropic(clock).start();
   const dir = mkdtempSync(join(tmpdir(), 'oda-bench-savings-'));
   const config = parseConfig({
     dataDir: join(dir, 'data'),
     logLevel: 'silent',
-    providers: [{ name: 'anthropic', format: 'anthropic', baseUrl: fake.url }],
+    providers: [{ name: 'anthropic', format: 'anthropic', baseUrl: fake.url, ...cfg.provider }],
     ...cfg.config,
   });
   const gateway = createApp(config, { clock, logger: createLogger('silent') });
@@ -120,7 +162,7 @@ async function replay(session: AgentSession, cfg: (typeof CONFIGS)[number]): Pro
     const s = gateway.app.listen(0, '127.0.0.1', () => resolve(s));
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${PATHS.anthropic}`;
-  const chatId = `savings-${cfg.name}`;
+  const chatId = `savings-${client}-${cfg.name}`;
   const headers = { ...clientHeaders('anthropic'), 'x-session-id': chatId };
   const causes = Object.fromEntries(
     CAUSES.map((c) => [c, { warmChanges: 0, coldChanges: 0, warmTokensLost: 0 }]),
@@ -147,7 +189,7 @@ async function replay(session: AgentSession, cfg: (typeof CONFIGS)[number]): Pro
         max_tokens: 4096,
         system: session.system,
         tools: session.tools,
-        messages: withMarkers(messages),
+        messages: client === 'marked' ? withMarkers(messages) : messages,
       };
       const res = await timedPost(url, JSON.stringify(body), headers);
       if (res.headers['x-session-id'] !== chatId) branched++;
@@ -187,6 +229,7 @@ async function replay(session: AgentSession, cfg: (typeof CONFIGS)[number]): Pro
     return {
       name: cfg.name,
       label: cfg.label,
+      client,
       requests: fake.requests.length,
       billed: sum((r) => r.billing.billed),
       inputTokens: input,
@@ -218,17 +261,25 @@ async function replay(session: AgentSession, cfg: (typeof CONFIGS)[number]): Pro
 export async function savingsBench(ctx: BenchContext): Promise<SectionReport> {
   const t0 = performance.now();
   const seeds = ctx.quick ? [2026] : [2026, 7, 11];
-  const bySeed: Array<{ seed: number; session: AgentSession; runs: RunResult[] }> = [];
+  const bySeed: SeedRuns[] = [];
   for (const seed of seeds) {
     const session = agentSession({ steps: 300, seed });
     const runs: RunResult[] = [];
-    for (const cfg of CONFIGS) {
-      runs.push(await replay(session, cfg));
-      ctx.progress(`savings: session ${seed}, ${cfg.label} replayed`);
+    for (const client of CLIENTS) {
+      for (const cfg of CONFIGS.filter((c) => c.clients.includes(client))) {
+        runs.push(await replay(session, cfg, client));
+        ctx.progress(`savings: session ${seed}, ${client} client, ${cfg.label} replayed`);
+      }
     }
     bySeed.push({ seed, session, runs });
   }
   return buildReport(bySeed, (performance.now() - t0) / 1000);
+}
+
+interface SeedRuns {
+  seed: number;
+  session: AgentSession;
+  runs: RunResult[];
 }
 
 /** When, within a user turn, the image replay clean-up changed a warm prefix. */
@@ -237,54 +288,75 @@ function describeTiming(log: RunResult['warmLog']): string {
   const second = log.filter((w) => w.afterTaskStart === 1).length;
   const afterIdle = log.filter((w) => w.afterIdle === 1).length;
   return (
-    `${second} of ${log.length} times on the 2nd model call of a new user turn (the window slides once the new turn holds an answer), ` +
-    `${afterIdle} of them right after the call that followed an idle gap, i.e. just after that call re-wrote the cold cache`
+    `${second} of ${log.length} times on the 2nd model call of a new user turn, ` +
+    `${afterIdle} of them right after the call that followed an idle gap`
   );
 }
 
 const k = (n: number) => `${(n / 1000).toFixed(0)}k`;
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
-function buildReport(
-  bySeed: Array<{ seed: number; session: AgentSession; runs: RunResult[] }>,
-  seconds: number,
-): SectionReport {
-  const { session, runs, seed } = bySeed[0]!;
-  const off = runs.find((r) => r.name === 'off')!;
-  const on = runs.find((r) => r.name === 'on')!;
-  const noIr = runs.find((r) => r.name === 'onNoImageReplay')!;
-  const savingOf = (rs: RunResult[], name: string) =>
-    1 - rs.find((r) => r.name === name)!.billed / rs.find((r) => r.name === 'off')!.billed;
-  const savings = bySeed.map((s) => savingOf(s.runs, 'on'));
-  const saving = median(savings);
-  const pruningWarm = bySeed.reduce(
-    (n, s) => n + s.runs.find((r) => r.name === 'on')!.causes.pruning.warmChanges,
-    0,
-  );
-  const screenshots = session.steps.filter((s) => JSON.stringify(s.next).includes('"type":"image"')).length;
+function run(s: SeedRuns, client: Client, name: string): RunResult {
+  return s.runs.find((r) => r.client === client && r.name === name)!;
+}
+
+/** 1 - billed / billed with everything off, for one client and configuration of a session. */
+function savingOf(s: SeedRuns, client: Client, name: string): number {
+  return 1 - run(s, client, name).billed / run(s, client, 'off').billed;
+}
+
+const TARGET_SAVING: Record<Client, number> = { marked: 0.4, unmarked: 0.6 };
+const CLIENT_LABEL: Record<Client, string> = {
+  marked: 'client marks its own breakpoints',
+  unmarked: 'client marks none',
+};
+
+function buildReport(bySeed: SeedRuns[], seconds: number): SectionReport {
+  const first = bySeed[0]!;
+  const { session, seed } = first;
+  const several = bySeed.length > 1 ? ` (median of ${bySeed.length} sessions)` : '';
+  const onRuns = bySeed.flatMap((s) => s.runs.filter((r) => r.name === 'on'));
+  const pruningWarm = onRuns.reduce((n, r) => n + r.causes.pruning.warmChanges, 0);
+  const imageReplayWarm = onRuns.reduce((n, r) => n + r.causes.imageReplay.warmChanges, 0);
+  const screenshots = session.steps.filter((st) => JSON.stringify(st.next).includes('"type":"image"')).length;
   const targets: TargetCheck[] = [
+    ...CLIENTS.map((client): TargetCheck => {
+      const saving = median(bySeed.map((s) => savingOf(s, client, 'on')));
+      const target = TARGET_SAVING[client];
+      return {
+        name: `billed input, defaults vs off, ${CLIENT_LABEL[client]}${several}`,
+        target: `>= ${target * 100}% lower`,
+        measured: `${pct(saving)} lower`,
+        met: saving >= target,
+        missedBy: `${((target - saving) * 100).toFixed(1)} points`,
+      };
+    }),
     {
-      name: `billed input tokens, mechanisms on vs off${bySeed.length > 1 ? ` (median of ${bySeed.length} sessions)` : ''}`,
-      target: '>= 40% lower',
-      measured: `${(saving * 100).toFixed(1)}% lower`,
-      met: saving >= 0.4,
-      missedBy: `${((0.4 - saving) * 100).toFixed(1)} points`,
-    },
-    {
-      name: 'warm cache prefixes changed by cache-TTL pruning',
+      name: 'warm cache prefixes changed by cache-TTL pruning (every session, both clients)',
       target: '0',
       measured: String(pruningWarm),
       met: pruningWarm === 0,
       missedBy: `${pruningWarm}`,
     },
+    {
+      name: 'warm cache prefixes changed by the image replay clean-up (every session, both clients)',
+      target: '0',
+      measured: String(imageReplayWarm),
+      met: imageReplayWarm === 0,
+      missedBy: `${imageReplayWarm}`,
+    },
   ];
-  const irNet = noIr.billed - on.billed;
+  const firstRuns = first.runs;
+  const marked = (name: string) => run(first, 'marked', name);
+  const irNet = marked('onNoImageReplay').billed - marked('on').billed;
   return {
     name: 'Savings (300-step agent session, prompt-caching fake Anthropic)',
     seconds,
     tables: [
       {
-        title: `Session ${seed}: billed input per configuration (token-equivalents: input x1, cache write x1.25, cache read x0.1; tokens = chars/4)`,
+        title: `Session ${seed}: billed input per client and configuration (token-equivalents: input x1, cache write x1.25, cache read x0.1; tokens = chars/4)`,
         headers: [
+          'client',
           'configuration',
           'billed',
           'vs off',
@@ -295,21 +367,26 @@ function buildReport(
           'last prompt',
           'largest prompt',
         ],
-        rows: runs.map((r) => [
-          r.label,
-          k(r.billed),
-          r === off ? '' : `${(((r.billed - off.billed) / off.billed) * 100).toFixed(1)}%`,
-          k(r.inputTokens),
-          k(r.cacheWriteTokens),
-          k(r.cacheReadTokens),
-          `${(r.hitRate * 100).toFixed(1)}%`,
-          k(r.finalPromptTokens),
-          k(r.maxPromptTokens),
-        ]),
+        rows: firstRuns.map((r) => {
+          const off = run(first, r.client, 'off');
+          return [
+            r.client,
+            r.label,
+            k(r.billed),
+            r === off ? '' : `${(((r.billed - off.billed) / off.billed) * 100).toFixed(1)}%`,
+            k(r.inputTokens),
+            k(r.cacheWriteTokens),
+            k(r.cacheReadTokens),
+            pct(r.hitRate),
+            k(r.finalPromptTokens),
+            k(r.maxPromptTokens),
+          ];
+        }),
       },
       {
         title: `Session ${seed}: changes to the previous request's prefix, by cause (requests; "warm" = inside a live cache entry)`,
         headers: [
+          'client',
           'configuration',
           ...CAUSES.flatMap((c) => [`${c} warm`, `${c} cold`]),
           'warm cost',
@@ -317,7 +394,8 @@ function buildReport(
           'x-oda-trimmed',
           'log pruning/trims',
         ],
-        rows: runs.map((r) => [
+        rows: firstRuns.map((r) => [
+          r.client,
           r.label,
           ...CAUSES.flatMap((c) => [r.causes[c].warmChanges, r.causes[c].coldChanges]),
           k(r.warmChangeCost),
@@ -327,41 +405,54 @@ function buildReport(
         ]),
       },
       {
-        title: 'Every session: billed input vs mechanisms off',
+        title:
+          'Every session: billed input, defaults and variants vs everything off; warm prefixes the defaults changed',
         headers: [
           'session',
+          'client',
           'off billed',
-          'on',
-          'on, image replay off',
-          'image replay warm changes',
-          'pruning passes (all cold)',
+          'defaults',
+          'variant',
+          'warm changed: pruning / image replay',
+          'pruning passes',
           'largest prompt off/on',
         ],
-        rows: bySeed.map((s) => {
-          const o = s.runs.find((r) => r.name === 'on')!;
-          const f = s.runs.find((r) => r.name === 'off')!;
-          return [
-            String(s.seed),
-            k(f.billed),
-            `-${(savingOf(s.runs, 'on') * 100).toFixed(1)}%`,
-            `-${(savingOf(s.runs, 'onNoImageReplay') * 100).toFixed(1)}%`,
-            o.causes.imageReplay.warmChanges,
-            o.headers.prunedRequests,
-            `${k(f.maxPromptTokens)}/${k(o.maxPromptTokens)}`,
-          ];
-        }),
+        rows: bySeed.flatMap((s) =>
+          CLIENTS.map((client) => {
+            const on = run(s, client, 'on');
+            const off = run(s, client, 'off');
+            const variants = CONFIGS.filter(
+              (c) => c.clients.includes(client) && c.name !== 'on' && c.name !== 'off',
+            );
+            return [
+              String(s.seed),
+              client,
+              k(off.billed),
+              `-${pct(savingOf(s, client, 'on'))}`,
+              variants
+                .map((v) => `${v.label.replace(/^on, /, '')}: -${pct(savingOf(s, client, v.name))}`)
+                .join('; '),
+              `${on.causes.pruning.warmChanges} / ${on.causes.imageReplay.warmChanges}`,
+              on.headers.prunedRequests,
+              `${k(off.maxPromptTokens)}/${k(on.maxPromptTokens)}`,
+            ];
+          }),
+        ),
       },
     ],
     targets,
     notes: [
-      `session ${seed}: ${session.steps.length} model calls, ${on.idleGaps} idle gaps of 6-50 min (cache TTL 5 min), ${screenshots} screenshots, tool results 200 chars-60 KB, system prompt + 8 tools with cache markers, markers on the last two user turns`,
-      `image replay clean-up, session ${seed} (on vs on without it): its ${on.causes.imageReplay.warmChanges} warm prefix changes cost ${k(on.causes.imageReplay.warmTokensLost * 1.15)} (tokens written again at 1.25x instead of read at 0.1x); in all, ${k(on.cacheWriteTokens - noIr.cacheWriteTokens)} more tokens written (${k((on.cacheWriteTokens - noIr.cacheWriteTokens) * 1.25)}) and ${k(noIr.cacheReadTokens - on.cacheReadTokens)} fewer read (${k((noIr.cacheReadTokens - on.cacheReadTokens) * 0.1)} saved): the session bills ${k(Math.abs(irNet))} ${irNet >= 0 ? 'less' : 'more'} with it (${-irNet >= 0 ? '+' : ''}${((-irNet / noIr.billed) * 100).toFixed(1)}%)`,
+      `session ${seed}: ${session.steps.length} model calls, ${marked('on').idleGaps} idle gaps of 6-50 min (cache TTL 5 min), ${screenshots} screenshots, tool results 200 chars-60 KB; marked client: system prompt and the last two user turns carry cache_control; unmarked client: no cache_control anywhere`,
+      `image replay clean-up, session ${seed}, marked client (on vs on without it): ${marked('on').causes.imageReplay.warmChanges} warm prefix changes; ${k(marked('on').cacheWriteTokens - marked('onNoImageReplay').cacheWriteTokens)} more tokens written and ${k(marked('onNoImageReplay').cacheReadTokens - marked('on').cacheReadTokens)} fewer read: the session bills ${k(Math.abs(irNet))} ${irNet >= 0 ? 'less' : 'more'} with it`,
       'warm cost = tokens of a live cache entry after the earliest change, times (1.25 - 0.1)',
-      `image replay warm changes happen ${describeTiming(bySeed.flatMap((s) => s.runs.find((r) => r.name === 'on')!.warmLog.filter((w) => w.cause === 'imageReplay')))}`,
-      ...(runs.some((r) => r.branched)
-        ? [`branched answers: ${runs.map((r) => `${r.name} ${r.branched}`).join(', ')}`]
+      `image replay warm changes happen ${describeTiming(onRuns.flatMap((r) => r.warmLog.filter((w) => w.cause === 'imageReplay')))}`,
+      ...(firstRuns.some((r) => r.branched)
+        ? [`branched answers: ${firstRuns.map((r) => `${r.client}/${r.name} ${r.branched}`).join(', ')}`]
         : []),
     ],
-    data: { steps: session.steps.length, sessions: bySeed.map((s) => ({ seed: s.seed, runs: s.runs })) },
+    data: {
+      steps: session.steps.length,
+      sessions: bySeed.map((s) => ({ seed: s.seed, runs: s.runs })),
+    },
   };
 }

@@ -9,6 +9,7 @@ import type { RequestView } from '../providers/request-view.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { ImageOrdinals, ImageFacts } from './image-set-aside/index.ts';
 import type { ImageRef } from '../providers/request-view.ts';
+import type { RemovedChars } from './accounting/removal-meter.ts';
 
 /** The chat's recorded decisions, as the read models hold them. */
 export interface ChatDecisions {
@@ -22,6 +23,8 @@ export interface ChatDecisions {
   }>;
   setAside: Array<{ key: string; note: string; ordinal: number }>;
   projection: Array<{ callId: string; action: 'soft' | 'cleared'; digest: string }>;
+  /** The image replay window the chat's last logged request used (its first kept turn). */
+  imageReplayFrom?: number;
 }
 
 export interface CallContext {
@@ -59,6 +62,12 @@ export interface CallContext {
     imageRounds: number;
     pruned: { soft: number; cleared: number; charsRemoved: number } | undefined;
     imageReplay: { imagesRemoved: number; referencesRemoved: number };
+    /** What prompt caching added (the `x-oda-prompt-caching` value), when it acted. */
+    promptCaching?: string;
+    /** The image replay window this request used (its first kept turn), logged with the response. */
+    imageReplayFrom?: number;
+    /** Estimate characters each mechanism removed from this request, repairs included. */
+    removed?: RemovedChars;
   };
 }
 

@@ -61,6 +61,26 @@ export interface MessageRef {
   readonly texts: readonly TextSlot[];
 }
 
+/**
+ * One edit made through the view, reported to its edit listener after the body changed: a text part
+ * rewritten (`before` -> `after`), or an image part replaced by the text `after`. What each mechanism
+ * removed from a request is accounted from these.
+ */
+export type ViewEdit =
+  | { readonly kind: 'text'; readonly before: string; readonly after: string }
+  | { readonly kind: 'image'; readonly after: string };
+
+/**
+ * Where the gateway may put a prompt-cache breakpoint of its own (SPEC section 11): the last
+ * cacheable block of the last message; of the previous turn (the last message before the newest
+ * assistant message, where the previous request ended); of the system prompt (or, without one, of
+ * the tool definitions).
+ */
+export type BreakpointPlace = 'last-message' | 'previous-turn' | 'system';
+
+/** How a wire format asks its provider for prompt caching. */
+export type PromptCachingStyle = 'breakpoints' | 'key';
+
 /** What the estimate counts in one message. */
 export interface MessageMeasure {
   /** Text, reasoning, tool-call arguments and tool-result text, concatenated per part. */
@@ -83,4 +103,32 @@ export interface RequestView {
   measure(): MessageMeasure[];
   /** The longest prompt-cache TTL the request's own markers ask for, if any (Anthropic `cache_control.ttl`). */
   cacheTtlHint(): '5m' | '1h' | undefined;
+
+  // Prompt caching and edit reporting (SPEC section 11). Optional, so a view that lacks them (a
+  // format still being built, a read-only view over the log) simply gets no prompt caching and no
+  // per-mechanism accounting.
+
+  /**
+   * How the format asks for prompt caching: `cache_control` breakpoints on blocks (Anthropic) or a
+   * `prompt_cache_key` routing key (OpenAI Chat Completions and Responses).
+   */
+  readonly promptCachingStyle?: PromptCachingStyle;
+  /** True when the request carries a `cache_control` marker anywhere (top level, tools, system, messages). */
+  hasCacheMarkers?(): boolean;
+  /**
+   * Puts a `{type: 'ephemeral'}` breakpoint on the last block at `place` that accepts one (a string
+   * content becomes one text block); false when there is none or the format has no breakpoints.
+   */
+  addCacheBreakpoint?(place: BreakpointPlace): boolean;
+  /**
+   * Asks for the provider's request-level automatic caching (Anthropic's top-level
+   * `cache_control`); false when the format has none.
+   */
+  setAutomaticCaching?(): boolean;
+  /** The request's `prompt_cache_key` when it is a string. */
+  promptCacheKey?(): string | undefined;
+  /** Sets `prompt_cache_key` unless the request has one; false when it has or the format has no such field. */
+  setPromptCacheKey?(key: string): boolean;
+  /** Calls `listener` after every edit made through the view from now on (undefined stops it). */
+  onEdit?(listener: ((edit: ViewEdit) => void) | undefined): void;
 }

@@ -1,8 +1,10 @@
 import type { Clock } from '../lib/clock.ts';
+import type { TurnTaker } from '../lib/in-turns.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import type { UpstreamClient } from '../providers/upstream-client.ts';
 import type { ChatLog } from '../chat-log/chat-log.ts';
 import type { ResponseOwners } from '../chat-log/response-owners.ts';
+import type { UsageLedger } from '../chat-log/usage-ledger.ts';
 import type { ChatBinder } from './chat-binder.ts';
 import type { Config } from '../config/config.ts';
 import type { Logger } from './logger.ts';
@@ -20,8 +22,12 @@ export interface AppContext {
   readonly chats: ChatBinder;
   /** Which chat, team and provider each stored response id belongs to (SPEC section 9). */
   readonly responseOwners: ResponseOwners;
+  /** Billed tokens and removals per team and day (SPEC section 11). */
+  readonly usage: UsageLedger;
   readonly sleep: (ms: number) => Promise<void>;
   readonly random: () => number;
+  /** Turns of the event loop for heavy stages, one request at a time (SPEC section 14). */
+  readonly turns: TurnTaker;
   /** True when clients' own provider credentials are forwarded (no teams configured). */
   readonly passThroughCredentials: boolean;
 }

@@ -37,6 +37,8 @@ import { modelsRoutes } from './routes/models.ts';
 import { storedResponsesRoutes } from './routes/responses-stored.ts';
 import { openapiRoutes } from './routes/openapi.ts';
 import { sessionsRoutes } from './routes/sessions.ts';
+import { usageRoutes } from './routes/usage.ts';
+import { usageLedgerFor } from '../chat-log/usage-ledger.ts';
 import { logViewerApiRoutes, logViewerPageRoutes } from './routes/ui.ts';
 
 /** The build identity stored with checkpoints: a checkpoint of another build is rebuilt, never served. */
@@ -111,6 +113,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     chatLog,
     chats: new ChatBinder(chatLog, config, clock),
     responseOwners: responseOwnersFor(backend, config.dataDir),
+    usage: usageLedgerFor(backend, config.dataDir),
     sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
     random: deps.random ?? Math.random,
     passThroughCredentials,
@@ -189,6 +192,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
   app.use(countTokensRoutes(context));
   app.use(modelsRoutes(context));
   app.use(sessionsRoutes(context));
+  app.use(usageRoutes(context));
   app.use(logViewerApiRoutes(context));
   // Any other path: a 404 in the shape of the format the request looks like (SPEC section 2).
   app.use(function notFound(req: Request) {
@@ -201,6 +205,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     context,
     async close() {
       context.metrics.close();
+      await context.usage.close();
       await chatLog.close();
       await context.upstream.close();
     },

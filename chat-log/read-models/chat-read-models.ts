@@ -8,6 +8,7 @@ import { decisionsModel, type DecisionsState } from './decisions.ts';
 import { cacheClockModel, type CacheClockState } from './cache-clock.ts';
 import { totalsModel, type TotalsState } from './totals.ts';
 import { toolsModel, type ToolsState } from './tools.ts';
+import { savingsModel, type SavingsState } from './savings.ts';
 
 export interface ChatModelStates {
   messages: MessagesState;
@@ -15,6 +16,7 @@ export interface ChatModelStates {
   cacheClock: CacheClockState;
   totals: TotalsState;
   tools: ToolsState;
+  savings: SavingsState;
 }
 
 export type ChatModelKey = keyof ChatModelStates;
@@ -25,6 +27,7 @@ export const chatReadModels: { readonly [K in ChatModelKey]: ReadModel<ChatModel
   cacheClock: cacheClockModel,
   totals: totalsModel,
   tools: toolsModel,
+  savings: savingsModel,
 };
 
 export const chatModelKeys = Object.keys(chatReadModels) as ChatModelKey[];

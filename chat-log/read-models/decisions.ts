@@ -1,7 +1,7 @@
 /**
  * Internal read model: the gateway's recorded decisions, replayed on every later request of the
- * chat: tool-result trims (by `callId:part`), images set aside (by image key), and the projection
- * of the latest cache-TTL pruning pass.
+ * chat: tool-result trims (by `callId:part`), images set aside (by image key), the projection
+ * of the latest cache-TTL pruning pass, and the image replay window of the latest logged request.
  */
 import { z } from 'zod';
 import type { ReadModel } from './read-model.ts';
@@ -36,15 +36,19 @@ const pruningDecision = z.strictObject({
     z.strictObject({ callId: z.string(), action: z.enum(['soft', 'cleared']), digest: sha256 }),
   ),
 });
+/** The image replay window the latest logged request used: its first kept turn. */
+const imageReplayWindow = z.strictObject({ seq: int, from: int });
 const decisionsState = z.strictObject({
   trims: z.record(z.string(), trimDecision),
   setAside: z.record(z.string(), setAsideDecision),
   pruning: pruningDecision.nullable(),
+  imageReplay: imageReplayWindow.nullable(),
 });
 
 export type TrimDecision = z.infer<typeof trimDecision>;
 export type SetAsideDecision = z.infer<typeof setAsideDecision>;
 export type PruningDecision = z.infer<typeof pruningDecision>;
+export type ImageReplayWindow = z.infer<typeof imageReplayWindow>;
 export type DecisionsState = z.infer<typeof decisionsState>;
 
 /** The key of a trim decision: the call id and the 0-based text part. */
@@ -52,10 +56,10 @@ export const trimKey = (callId: string, part: number): string => `${callId}:${pa
 
 export const decisionsModel: ReadModel<DecisionsState> = {
   name: 'decisions',
-  version: 1,
+  version: 2,
   internal: true,
   schema: decisionsState,
-  initial: () => ({ trims: {}, setAside: {}, pruning: null }),
+  initial: () => ({ trims: {}, setAside: {}, pruning: null, imageReplay: null }),
   apply(state, e) {
     switch (e.type) {
       case 'tool-result-trimmed': {
@@ -78,6 +82,11 @@ export const decisionsModel: ReadModel<DecisionsState> = {
           ...state,
           pruning: { seq: e.seq, at: e.at, requestId: e.requestId, projection: e.projection },
         };
+      case 'response': {
+        // The window a request used stands until a later request logs another.
+        const from = e.mechanisms?.imageReplayFrom;
+        return from === undefined ? state : { ...state, imageReplay: { seq: e.seq, from } };
+      }
       default:
         return state;
     }

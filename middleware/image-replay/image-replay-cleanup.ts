@@ -22,9 +22,16 @@ export interface ImageReplayCleanupResult {
  * references by MEDIA_REFERENCE_REMOVED_TEXT. Assistant and system messages are never touched.
  */
 export function imageReplayCleanup(view: RequestView, keepTurns = 3): ImageReplayCleanupResult {
+  return cleanBefore(view, replayCutoff(view.messages(), keepTurns));
+}
+
+/**
+ * The clean-up of every user message and tool result before message `cutoff` (0: nothing), the
+ * messages from `cutoff` on byte for byte; `cutoff` comes from the chat's window (replay-window.ts).
+ */
+export function cleanBefore(view: RequestView, cutoff: number): ImageReplayCleanupResult {
+  if (cutoff <= 0) return { imagesRemoved: 0, referencesRemoved: 0 };
   const messages = view.messages();
-  const cutoff = replayCutoff(messages, keepTurns);
-  if (cutoff === 0) return { imagesRemoved: 0, referencesRemoved: 0 };
 
   const slots: TextSlot[] = [];
   for (const message of messages) {

@@ -4,6 +4,7 @@
  * `MessageParam` / `ContentBlockParam` types). Malformed blocks are skipped, never thrown on.
  */
 import type {
+  BreakpointPlace,
   ImageRef,
   ImageSource,
   MessageMeasure,
@@ -14,6 +15,7 @@ import type {
 } from '../request-view.ts';
 import { isObj, type Obj } from '../wire-json.ts';
 import { textSlots, type EditState } from '../text-slots.ts';
+import { editReporter, hasCacheControl, reportingSlots, type EditReporter } from '../view-edits.ts';
 
 /** The source of an `image` block: base64 with its media type, or a URL; file ids are skipped. */
 export function anthropicImageSource(block: Obj): ImageSource | undefined {
@@ -35,6 +37,7 @@ function imageRef(
   messageIndex: number,
   inToolResult: boolean,
   state: EditState,
+  reporter: EditReporter,
 ): ImageRef | undefined {
   const source = anthropicImageSource(block);
   if (!source) return undefined;
@@ -52,6 +55,7 @@ function imageRef(
       if ('cache_control' in block) replacement.cache_control = block.cache_control;
       content[at] = replacement;
       state.changed = true;
+      reporter.report({ kind: 'image', after: text });
     },
   };
 }
@@ -63,11 +67,12 @@ function imageRefs(
   messageIndex: number,
   inToolResult: boolean,
   state: EditState,
+  reporter: EditReporter,
 ): ImageRef[] {
   const refs: ImageRef[] = [];
   content.forEach((block, blockIndex) => {
     if (!isObj(block) || block.type !== 'image') return;
-    const ref = imageRef(content, block, [...path, blockIndex], messageIndex, inToolResult, state);
+    const ref = imageRef(content, block, [...path, blockIndex], messageIndex, inToolResult, state, reporter);
     if (ref) refs.push(ref);
   });
   return refs;
@@ -168,10 +173,53 @@ function longestCacheTtl(value: unknown, found: { any: boolean; hour: boolean })
   }
 }
 
+/** True when `block` may carry a `cache_control` marker (thinking blocks and empty texts may not). */
+function acceptsBreakpoint(block: unknown): block is Obj {
+  if (!isObj(block) || typeof block.type !== 'string') return false;
+  if (block.type === 'thinking' || block.type === 'redacted_thinking') return false;
+  return block.type !== 'text' || (typeof block.text === 'string' && block.text !== '');
+}
+
+/**
+ * Marks the last block of `holder[key]` that accepts a breakpoint; a non-empty string becomes one
+ * text block. False when there is no such block or it is marked already.
+ */
+function markLastBlock(holder: Obj, key: string): boolean {
+  const value = holder[key];
+  if (typeof value === 'string') {
+    if (value === '') return false;
+    holder[key] = [{ type: 'text', text: value, cache_control: { type: 'ephemeral' } }];
+    return true;
+  }
+  if (!Array.isArray(value)) return false;
+  for (let i = value.length - 1; i >= 0; i--) {
+    const block: unknown = value[i];
+    if (!acceptsBreakpoint(block)) continue;
+    if (block.cache_control !== undefined && block.cache_control !== null) return false;
+    block.cache_control = { type: 'ephemeral' };
+    return true;
+  }
+  return false;
+}
+
+/** Index of the message a breakpoint at `place` goes on; undefined when there is none. */
+function breakpointMessage(messages: unknown[], place: 'last-message' | 'previous-turn'): number | undefined {
+  const last = messages.length - 1;
+  if (place === 'last-message') return last >= 0 ? last : undefined;
+  // Where the previous request ended: the message before the newest assistant message.
+  for (let i = last; i > 0; i--) {
+    const message = messages[i];
+    if (isObj(message) && message.role === 'assistant') return i - 1;
+  }
+  return undefined;
+}
+
 /** Creates the accessor over an Anthropic Messages request body (edited in place). */
 export function createAnthropicRequestView(body: Record<string, unknown>): RequestView {
   const state: EditState = { changed: false };
+  const reporter = editReporter();
   const list = (): unknown[] => (Array.isArray(body.messages) ? body.messages : []);
+  const slots = (holder: Obj, key: string) => reportingSlots(textSlots(holder, key, state), reporter);
 
   return {
     body,
@@ -200,7 +248,7 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
           role: message.role,
           hasToolResults,
           hasOwnContent,
-          texts: textSlots(message, 'content', state),
+          texts: slots(message, 'content'),
         });
       });
       return refs;
@@ -221,8 +269,10 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
             callId,
             toolName: names.get(callId),
             isError: block.is_error === true,
-            texts: textSlots(block, 'content', state),
-            images: Array.isArray(block.content) ? imageRefs(block.content, path, index, true, state) : [],
+            texts: slots(block, 'content'),
+            images: Array.isArray(block.content)
+              ? imageRefs(block.content, path, index, true, state, reporter)
+              : [],
           });
         });
       });
@@ -238,11 +288,11 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
           if (!isObj(block)) return;
           if (block.type === 'image') {
             const path = ['messages', index, 'content', blockIndex];
-            const ref = imageRef(content, block, path, index, false, state);
+            const ref = imageRef(content, block, path, index, false, state, reporter);
             if (ref) refs.push(ref);
           } else if (block.type === 'tool_result' && Array.isArray(block.content)) {
             const path = ['messages', index, 'content', blockIndex, 'content'];
-            refs.push(...imageRefs(block.content, path, index, true, state));
+            refs.push(...imageRefs(block.content, path, index, true, state, reporter));
           }
         });
       });
@@ -258,6 +308,56 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
       const found = { any: false, hour: false };
       longestCacheTtl(body, found);
       return found.hour ? '1h' : found.any ? '5m' : undefined;
+    },
+
+    promptCachingStyle: 'breakpoints',
+
+    hasCacheMarkers() {
+      return hasCacheControl(body);
+    },
+
+    addCacheBreakpoint(place: BreakpointPlace) {
+      let marked = false;
+      if (place === 'system') {
+        const system = body.system;
+        const hasSystem =
+          typeof system === 'string' ? system !== '' : Array.isArray(system) && system.length > 0;
+        if (hasSystem) marked = markLastBlock(body, 'system');
+        else if (Array.isArray(body.tools)) {
+          // Without a system prompt the tool definitions end the stable part of the prefix.
+          const tool: unknown = body.tools[body.tools.length - 1];
+          if (isObj(tool) && (tool.cache_control === undefined || tool.cache_control === null)) {
+            tool.cache_control = { type: 'ephemeral' };
+            marked = true;
+          }
+        }
+      } else {
+        const messages = list();
+        const index = breakpointMessage(messages, place);
+        const message = index === undefined ? undefined : messages[index];
+        if (isObj(message)) marked = markLastBlock(message, 'content');
+      }
+      if (marked) state.changed = true;
+      return marked;
+    },
+
+    setAutomaticCaching() {
+      if (body.cache_control !== undefined && body.cache_control !== null) return false;
+      body.cache_control = { type: 'ephemeral' };
+      state.changed = true;
+      return true;
+    },
+
+    promptCacheKey() {
+      return undefined;
+    },
+
+    setPromptCacheKey() {
+      return false;
+    },
+
+    onEdit(listener) {
+      reporter.listen(listener);
     },
   };
 }

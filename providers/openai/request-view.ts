@@ -14,6 +14,7 @@ import type {
 } from '../request-view.ts';
 import { isObj, type Obj } from '../wire-json.ts';
 import { textSlots, type EditState } from '../text-slots.ts';
+import { editReporter, hasCacheControl, reportingSlots, type EditReporter } from '../view-edits.ts';
 
 /** Maps a wire role to the view's role; undefined for roles the view does not know. */
 function viewRole(role: unknown): ViewRole | undefined {
@@ -54,6 +55,7 @@ function imageRefs(
   messageIndex: number,
   inToolResult: boolean,
   state: EditState,
+  reporter: EditReporter,
 ): ImageRef[] {
   const refs: ImageRef[] = [];
   content.forEach((part, partIndex) => {
@@ -73,6 +75,7 @@ function imageRefs(
         if ('cache_control' in part) replacement.cache_control = part.cache_control;
         content[at] = replacement;
         state.changed = true;
+        reporter.report({ kind: 'image', after: text });
       },
     });
   });
@@ -129,7 +132,9 @@ function measureMessage(message: Obj): MessageMeasure {
 /** Creates the accessor over an OpenAI Chat Completions request body (edited in place). */
 export function createOpenaiRequestView(body: Record<string, unknown>): RequestView {
   const state: EditState = { changed: false };
+  const reporter = editReporter();
   const list = (): unknown[] => (Array.isArray(body.messages) ? body.messages : []);
+  const slots = (holder: Obj, key: string) => reportingSlots(textSlots(holder, key, state), reporter);
 
   return {
     body,
@@ -152,7 +157,7 @@ export function createOpenaiRequestView(body: Record<string, unknown>): RequestV
           role,
           hasToolResults: isTool,
           hasOwnContent: !isTool,
-          texts: isTool ? [] : textSlots(message, 'content', state),
+          texts: isTool ? [] : slots(message, 'content'),
         });
       });
       return refs;
@@ -176,8 +181,10 @@ export function createOpenaiRequestView(body: Record<string, unknown>): RequestV
           callId,
           toolName,
           isError: false,
-          texts: textSlots(message, 'content', state),
-          images: Array.isArray(message.content) ? imageRefs(message.content, index, true, state) : [],
+          texts: slots(message, 'content'),
+          images: Array.isArray(message.content)
+            ? imageRefs(message.content, index, true, state, reporter)
+            : [],
         });
       });
       return refs;
@@ -187,9 +194,9 @@ export function createOpenaiRequestView(body: Record<string, unknown>): RequestV
       const refs: ImageRef[] = [];
       list().forEach((message, index) => {
         if (!isObj(message) || !Array.isArray(message.content)) return;
-        if (message.role === 'user') refs.push(...imageRefs(message.content, index, false, state));
+        if (message.role === 'user') refs.push(...imageRefs(message.content, index, false, state, reporter));
         else if (viewRole(message.role) === 'tool')
-          refs.push(...imageRefs(message.content, index, true, state));
+          refs.push(...imageRefs(message.content, index, true, state, reporter));
       });
       return refs;
     },
@@ -208,6 +215,37 @@ export function createOpenaiRequestView(body: Record<string, unknown>): RequestV
 
     cacheTtlHint() {
       return undefined;
+    },
+
+    // OpenAI caches prompt prefixes by itself; `prompt_cache_key` routes a chat's requests to the
+    // same cache. https://platform.openai.com/docs/guides/prompt-caching
+    promptCachingStyle: 'key',
+
+    hasCacheMarkers() {
+      return hasCacheControl(body);
+    },
+
+    addCacheBreakpoint() {
+      return false;
+    },
+
+    setAutomaticCaching() {
+      return false;
+    },
+
+    promptCacheKey() {
+      return typeof body.prompt_cache_key === 'string' ? body.prompt_cache_key : undefined;
+    },
+
+    setPromptCacheKey(key: string) {
+      if (body.prompt_cache_key !== undefined && body.prompt_cache_key !== null) return false;
+      body.prompt_cache_key = key;
+      state.changed = true;
+      return true;
+    },
+
+    onEdit(listener) {
+      reporter.listen(listener);
     },
   };
 }

@@ -5,6 +5,7 @@ import type { AppContext } from '../app-context.ts';
 import type { Caller } from '../auth.ts';
 import { parseJsonBody } from '../json-body.ts';
 import { scopedChatId, teamPrefix, visibleTo } from '../team-scope.ts';
+import { chatAccounts } from '../usage-accounting.ts';
 import { assertChatId, isChatId } from '../../chat-log/chat-id.ts';
 import { parseReadBound } from '../../chat-log/read-range.ts';
 import {
@@ -205,7 +206,7 @@ export function sessionsRoutes(app: AppContext): Router {
     const id = chatIdParam(req, caller(res));
     const header = await visibleHeader(id, caller(res));
     const snapshot = await app.chatLog.snapshot(id);
-    res.json({ header, snapshot });
+    res.json({ header, snapshot, ...(await chatAccounts(app, id)) });
   });
 
   // At most MAX_EVENTS_PER_READ events or MAX_EVENT_BYTES_PER_READ bytes of them per call, streamed

@@ -165,7 +165,11 @@ describe('cache-TTL pruning through the gateway (soft trim)', () => {
   let gw: TestGateway;
   before(async () => {
     gw = await startGateway({
-      config: { models: { 'small-*': { contextWindow: WINDOW } }, pruning: { mode: 'cache-ttl', ttl: '5m' } },
+      config: {
+        models: { 'small-*': { contextWindow: WINDOW } },
+        // chunkImages 0: the image replay window moves for any image behind it, warm cache or not.
+        pruning: { mode: 'cache-ttl', ttl: '5m', imageReplay: { chunkImages: 0 } },
+      },
     });
   });
   after(() => gw.close());

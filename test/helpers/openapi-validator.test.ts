@@ -57,6 +57,7 @@ describe('openapi.yaml', () => {
       '/v1/sessions/{id}/events',
       '/v1/sessions/{id}/received',
       '/v1/sessions/{id}/tail',
+      '/v1/usage',
     ]);
   });
 });

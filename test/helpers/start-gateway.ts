@@ -54,6 +54,9 @@ export async function startGateway(
       { name: 'fake-anthropic', format: 'anthropic', baseUrl: fake.url },
     ],
     retries: { maxRetries: 2, initialDelayMs: 1, maxDelayMs: 4 },
+    // Prompt caching adds markers or a key to nearly every request; tests of other mechanisms assert
+    // byte-for-byte forwarding, so it is on only where a test asks for it (prompt-caching tests).
+    promptCaching: { mode: 'off' },
     ...opts.config,
   });
   // Gateways given the same dataDir share their chats (a restart); each other gateway has its own.

@@ -1,0 +1,51 @@
+/**
+ * Edit reporting and cache-marker lookup shared by the formats' request views: every text set and
+ * image replaced through a view is reported to its listener (what each mechanism removed is
+ * accounted from these), and a request's `cache_control` markers are found wherever they sit.
+ */
+import type { TextSlot, ViewEdit } from './request-view.ts';
+import { isObj } from './wire-json.ts';
+
+/** Holds a view's edit listener and reports edits to it. */
+export interface EditReporter {
+  listen(listener: ((edit: ViewEdit) => void) | undefined): void;
+  report(edit: ViewEdit): void;
+}
+
+export function editReporter(): EditReporter {
+  let listener: ((edit: ViewEdit) => void) | undefined;
+  return {
+    listen(l) {
+      listener = l;
+    },
+    report(edit) {
+      listener?.(edit);
+    },
+  };
+}
+
+/** The same slots, each reporting a text it really changed. */
+export function reportingSlots(slots: readonly TextSlot[], reporter: EditReporter): TextSlot[] {
+  return slots.map((slot) => ({
+    get text() {
+      return slot.text;
+    },
+    set(text: string) {
+      const before = slot.text;
+      slot.set(text);
+      if (slot.text !== before) reporter.report({ kind: 'text', before, after: text });
+    },
+  }));
+}
+
+/** True when any object in `value` (the value itself included) carries a `cache_control` marker. */
+export function hasCacheControl(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(hasCacheControl);
+  if (!isObj(value)) return false;
+  if (value.cache_control !== undefined && value.cache_control !== null) return true;
+  for (const key of Object.keys(value)) {
+    const child = value[key];
+    if (typeof child === 'object' && child !== null && hasCacheControl(child)) return true;
+  }
+  return false;
+}

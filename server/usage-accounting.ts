@@ -1,0 +1,83 @@
+/**
+ * The accounts of an answered model call (SPEC section 11): what the mechanisms did goes into the
+ * response event (so the chat's read models count it and later requests replay the image replay
+ * window), and the billed tokens and removals go into the team's day in the usage ledger and into
+ * `oda_tokens_total{kind}`.
+ */
+import type { Mechanisms, NewEvent } from '../chat-log/format/current.ts';
+import { billedTokens } from '../chat-log/read-models/billed-tokens.ts';
+import { removalsOf, removalsView, savingsModel } from '../chat-log/read-models/savings.ts';
+import { countsOf } from '../chat-log/usage-ledger.ts';
+import { positiveRemovals } from '../middleware/accounting/removal-meter.ts';
+import type { CallContext } from '../middleware/call-context.ts';
+import type { AppContext } from './app-context.ts';
+
+type Usage = NonNullable<Extract<NewEvent, { type: 'response' }>['usage']>;
+
+/** What the response event records of the mechanisms; undefined when they did nothing to note. */
+export function loggedMechanisms(effects: CallContext['effects']): Mechanisms | undefined {
+  const removed = effects.removed ? positiveRemovals(effects.removed) : {};
+  const out: Mechanisms = {
+    ...(Object.keys(removed).length > 0 ? { removed } : {}),
+    ...(effects.imageReplayFrom !== undefined ? { imageReplayFrom: effects.imageReplayFrom } : {}),
+  };
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+const METRIC_KIND = {
+  input: 'input',
+  cacheWrite: 'cache_write',
+  cacheRead: 'cache_read',
+  output: 'output',
+  trimming: 'removed_by_trimming',
+  pruning: 'removed_by_pruning',
+  imageSetAside: 'removed_by_image_set_aside',
+  imageReplay: 'removed_by_image_replay',
+} as const;
+
+/**
+ * Counts one logged answer the provider gave (2xx) for `team`: its usage by kind and what the
+ * mechanisms removed from its request (estimated tokens in the metric, characters in the ledger).
+ * A failed ledger write is logged, never thrown at the client.
+ */
+export async function accountAnswer(
+  app: AppContext,
+  team: string | undefined,
+  format: string,
+  usage: Usage | undefined,
+  mechanisms: Mechanisms | undefined,
+): Promise<void> {
+  const tokens = billedTokens(format, usage ?? {});
+  const removed = removalsOf(mechanisms);
+  for (const [kind, n] of Object.entries(tokens)) {
+    if (n > 0) app.metrics.tokens.inc({ kind: METRIC_KIND[kind as keyof typeof tokens] }, n);
+  }
+  for (const [mechanism, chars] of Object.entries(removed)) {
+    if (chars > 0)
+      app.metrics.tokens.inc({ kind: METRIC_KIND[mechanism as keyof typeof removed] }, Math.ceil(chars / 4));
+  }
+  try {
+    await app.usage.add(team, app.clock.now(), countsOf(tokens, removed));
+  } catch (err) {
+    app.logger.error({ err }, 'could not add the answer to the usage ledger');
+  }
+}
+
+/** A chat's `usage` and `savings`, as `GET /v1/sessions/{id}` shows them, from its read models. */
+export async function chatAccounts(
+  app: AppContext,
+  chatId: string,
+): Promise<{ usage: Record<string, number>; savings: ReturnType<typeof removalsView> }> {
+  const state = await app.chatLog.open(chatId);
+  const s = state?.savings ?? savingsModel.initial();
+  return {
+    usage: {
+      answered: s.answered,
+      inputTokens: s.tokens.input,
+      cacheWriteTokens: s.tokens.cacheWrite,
+      cacheReadTokens: s.tokens.cacheRead,
+      outputTokens: s.tokens.output,
+    },
+    savings: removalsView(s.removed),
+  };
+}
