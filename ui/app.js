@@ -334,7 +334,7 @@ async function showRoute() {
   if (session === state.session && target === state.chat) return;
   state.session = session;
   state.chat = target;
-  renderSessions(ui.list, state.items, session, (id) => go(id));
+  if (state.items.length > 0) renderSessions(ui.list, state.items, session, (id) => go(id));
   ui.sessionEmpty.hidden = true;
   ui.sessionView.hidden = false;
   state.conversation?.close();
@@ -354,9 +354,14 @@ async function showRoute() {
       live: ui.live,
     });
     state.conversation = view;
-    await view.open();
+    await view.open(target === session ? detail : undefined);
   } catch (err) {
-    if (err instanceof ApiError && err.status === 401) return void loadList(undefined);
+    // A refused key: the list asks for another, and this session loads again once one is given.
+    if (err instanceof ApiError && err.status === 401) {
+      state.session = undefined;
+      state.chat = undefined;
+      return;
+    }
     if (err instanceof DOMException && err.name === 'AbortError') return;
     replace(ui.turnsList, el('p', 'error', err instanceof Error ? err.message : String(err)));
   }
@@ -370,7 +375,9 @@ ui.keyForm.addEventListener('submit', (event) => {
   ui.keyInput.value = '';
   showWho();
   void loadList(undefined)
-    .then((ok) => ok && showRoute())
+    .then(async (ok) => {
+      if (ok) await showRoute();
+    })
     .catch(showError);
 });
 
@@ -394,6 +401,7 @@ ui.pageFirst.addEventListener('click', () => {
 window.addEventListener('hashchange', () => void showRoute().catch(showError));
 
 showWho();
-void loadList(undefined)
-  .then((ok) => ok && showRoute())
-  .catch(showError);
+// The list and the session the address names load side by side; without a key both are refused
+// and the list asks for one (its submit loads both again).
+void loadList(undefined).catch(showError);
+void showRoute().catch(showError);

@@ -137,10 +137,13 @@ export class ConversationView {
     this.observer = new IntersectionObserver(() => void this.maybeLoadEarlier(), { root: this.scroller });
   }
 
-  /** Opens on the latest page and starts following the log. */
-  async open() {
+  /**
+   * Opens on the latest page and starts following the log.
+   * @param {any} [known] the chat's `GET /v1/sessions/{id}` answer, when the caller has it already
+   */
+  async open(known) {
     replace(this.list, el('p', 'muted', 'Loading…'));
-    const detail = await getJson(path`/v1/sessions/${this.chatId}`, this.abort.signal);
+    const detail = known ?? (await getJson(path`/v1/sessions/${this.chatId}`, this.abort.signal));
     const count = (detail.snapshot?.position ?? -1) + 1;
     this.start = Math.max(0, count - PAGE);
     this.end = this.start;

@@ -8,7 +8,13 @@ import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
 import { launchBrowser, noBrowser, watchedPage, type PageWatch } from './browser.ts';
-import { DEMO_MODELS, imageSetAsideChat, openaiCall, trimmedToolResultChat } from './demo-chats.ts';
+import {
+  DEMO_MODELS,
+  gradientPng,
+  imageSetAsideChat,
+  openaiCall,
+  trimmedToolResultChat,
+} from './demo-chats.ts';
 import type { ChatLog } from '../../chat-log/chat-log.ts';
 
 const TRIM_MARKER = '[... tool result middle pruned ...]';
@@ -81,6 +87,26 @@ describe('log viewer in a browser', { skip: noBrowser, timeout: 180_000 }, () =>
     gw = await startGateway({ config: { models: DEMO_MODELS }, fake: { imageLimit: 1 } });
     bigCount = await bigChat(gw.gateway.context.chatLog, 'long-run', 2000);
     gw.clock.advance(60_000);
+    // A screenshot in the first of five completed turns: the image replay clean-up leaves it out.
+    const shot = gradientPng(120, 80, [30, 120, 60], [200, 240, 160]).toString('base64');
+    const history: Array<Record<string, unknown>> = [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'What does this dialog say?' },
+          { type: 'image_url', image_url: { url: `data:image/png;base64,${shot}` } },
+        ],
+      },
+    ];
+    for (let i = 1; i <= 4; i++) {
+      history.push(
+        { role: 'assistant', content: `answer ${i}` },
+        { role: 'user', content: `follow-up ${i}` },
+      );
+    }
+    history.push({ role: 'assistant', content: 'answer 5' }, { role: 'user', content: 'and now?' });
+    await openaiCall({ url: gw.url, session: 'old-screens' }, { model: 'gpt-vision', messages: history });
+    gw.clock.advance(60_000);
     // A conversation and a branch of it: the second request edits the logged answer.
     const tree = { url: gw.url, session: 'tree-demo' };
     await openaiCall(tree, { model: 'gpt-t', messages: [{ role: 'user', content: 'first question' }] });
@@ -121,6 +147,7 @@ describe('log viewer in a browser', { skip: noBrowser, timeout: 180_000 }, () =>
       'fix-ci-run',
       branch,
       'tree-demo',
+      'old-screens',
       'long-run',
     ]);
     assert.equal(await page.locator('#key-panel').isVisible(), false, 'an open gateway asks for no key');
@@ -232,6 +259,36 @@ describe('log viewer in a browser', { skip: noBrowser, timeout: 180_000 }, () =>
       attachmentReads.length >= 2 &&
         attachmentReads.every((u) => u.startsWith(`${gw.url}/v1/sessions/login-review/attachments/`)),
     );
+    assert.deepEqual(watch.errors, []);
+    await page.context().close();
+  });
+
+  test('the image replay clean-up: an image of an old turn shows its placeholder and the image it replaced', async () => {
+    const { page, watch } = await open('#session=old-screens');
+    const changed = page.locator('.msg.role-user').first().locator('.column.received .changed-image-replay');
+    await changed.waitFor();
+    await changed.scrollIntoViewIfNeeded(); // thumbnails load as they come into view
+    assert.equal(
+      await changed.locator('mark.marker').textContent(),
+      '[image data removed - already processed by model]',
+    );
+    assert.equal(
+      await changed.locator('.effect').textContent(),
+      'Image replay clean-up: image already seen by the model',
+    );
+    await page.waitForFunction(() => {
+      const img = document.querySelector(
+        '.changed-image-replay .original-image img.thumb',
+      ) as HTMLImageElement | null;
+      return !!img && img.naturalWidth === 120;
+    });
+    assert.equal(await page.locator('.column.received').count(), 1, 'the newer turns went as sent');
+    // The provider got the placeholder, not the image.
+    const wire = gw.fake.requests.find((r) => r.json?.model === 'gpt-vision')!.json!;
+    assert.deepEqual((wire.messages as Array<{ content: unknown }>)[0]!.content, [
+      { type: 'text', text: 'What does this dialog say?' },
+      { type: 'text', text: '[image data removed - already processed by model]' },
+    ]);
     assert.deepEqual(watch.errors, []);
     await page.context().close();
   });
