@@ -347,13 +347,15 @@ export class ChatBinder {
         ? await compactionOf(this.chatLog, id, session, logged, k, messages[k - known])
         : undefined;
       if (diverges && !replaced && depth < 8 && isSummaryRequest(logged, k, messages, k - known)) {
-        // A summary request (compaction) is a side request of the session, seeded with the history
-        // it summarises; its answer is what the compacted history will be built from.
+        // A summary request (compaction) is a side request of the session. Its side chat holds
+        // what it adds (the instruction) and the summary, not a second copy of the history it
+        // summarises (that stays in this chat, messages 0..k-1); the compacted history will be
+        // built from its answer.
         const prefix = logged.slice(0, k).map((m) => m.digest);
         return {
           side: {
             id: childChatId(session, `.side-summary-${pathHash([...prefix, digests[k - known]!])}`),
-            seedUntil: logged[k]!.seq,
+            from: k - known,
             header: state.header,
             session,
           },
@@ -420,21 +422,25 @@ export class ChatBinder {
     });
     if (outcome.state) return { chatId: id, state: outcome.state, answerAt: outcome.answerAt };
     if (outcome.side) {
-      const { id: sideId, seedUntil, header: parentHeader, session } = outcome.side;
+      const { id: sideId, from, header: parentHeader, session } = outcome.side;
       if (!(await this.chatLog.open(sideId))) {
-        const seed = seedUntil > 0 ? await this.chatLog.read(id, 0, seedUntil) : [];
-        await this.chatLog.createChat(
-          {
-            id: sideId,
-            ...meta,
-            team: parentHeader.team,
-            parent: session,
-            conversation: { kind: 'side', session, purpose: 'summary' },
-          },
-          seed,
-        );
+        await this.chatLog.createChat({
+          id: sideId,
+          ...meta,
+          team: parentHeader.team,
+          parent: session,
+          conversation: { kind: 'side', session, purpose: 'summary' },
+        });
       }
-      return this.appendIncoming(sideId, meta, messages, digests, known, request, depth + 1);
+      return this.appendIncoming(
+        sideId,
+        meta,
+        messages.slice(from),
+        digests.slice(from),
+        0,
+        request,
+        depth + 1,
+      );
     }
     const { id: childId, seedUntil, header: parentHeader } = outcome.branch!;
     if (!(await this.chatLog.open(childId))) {

@@ -113,7 +113,7 @@ after(async () => {
 
 const mainChat = (sessionId: string) => `claude-code:${sessionId}`;
 const modelCalls = (p: RecordingProxy) => p.requestsTo('/v1/messages');
-const sessionHeader = (r: ProxiedRequest) => r.responseHeaders?.['x-session-id'];
+const sessionHeader = (r: ProxiedRequest) => String(r.responseHeaders?.['x-session-id']);
 const stripCache = (v: unknown): unknown =>
   JSON.parse(JSON.stringify(v, (k, x: unknown) => (k === 'cache_control' ? undefined : x)));
 const re = (s: string) => s.replace(/[.*+?^${}()|[\]\\:-]/g, '\\$&');
@@ -382,12 +382,21 @@ describe('Claude Code through the gateway', { skip, timeout: TEST_TIMEOUT_MS * 6
       assert.match(String(firstMessage.content), /Pending Tasks: nothing is pending/);
 
       const main = mainChat(first.out.session_id);
+      // The summary request is a side request of the session (SPEC section 10): its own side chat
+      // holds the instruction and the summary; every other request is logged in the session chat.
+      const chats = modelCalls(r.proxy).map(sessionHeader);
+      const summaryChats = chats.filter((c) => c !== main);
+      assert.equal(summaryChats.length, 1, `one request outside the session chat: ${chats.join(', ')}`);
+      assert.match(summaryChats[0]!, /\.side-summary-[0-9a-f]{12}$/);
       assert.deepEqual(
-        modelCalls(r.proxy).map(sessionHeader),
-        modelCalls(r.proxy).map(() => main),
-        'every request of the session, the summary request included, is logged in the session chat',
+        await chatsOf(r.gw.url, main),
+        [main, summaryChats[0]!].sort(),
+        'no branch and no copy for a compaction',
       );
-      assert.deepEqual(await chatsOf(r.gw.url, main), [main], 'no branch and no copy for a compaction');
+      const sideMessages = (await loggedEvents(r.gw.url, summaryChats[0]!)).filter(
+        (e) => e.type === 'message',
+      );
+      assert.equal(sideMessages.length, 2, 'the side chat holds the instruction and the summary only');
       const events = await loggedEvents(r.gw.url, main);
       const compactions = events.filter((e) => e.type === 'compaction');
       assert.equal(compactions.length, 1, 'the compaction is recorded');
@@ -403,11 +412,15 @@ describe('Claude Code through the gateway', { skip, timeout: TEST_TIMEOUT_MS * 6
       const afterIt = messages.filter((m) => m.seq > compaction.seq).map(loggedText);
       assert.match(afterIt[0]!, /^This session is being continued/);
       assert.equal(afterIt.at(-1), 'Done after compacting.');
+      // The summarised history is not copied: the first turn's prompt stands once in the log. The
+      // newest answer does stand twice: Claude Code keeps it verbatim after the summary, so the
+      // model received it again.
       assert.equal(
-        messages.map(loggedText).filter((t) => t === 'Done before compacting.').length,
+        messages.map(loggedText).filter((t) => t.includes('[[plan:one]]')).length,
         1,
         'the earlier history is stored once',
       );
+      assert.equal(messages.map(loggedText).filter((t) => t === 'Done before compacting.').length, 2);
     },
   );
 

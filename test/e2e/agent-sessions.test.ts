@@ -299,6 +299,11 @@ describe('a Claude Code session is logged as its user sees it', () => {
     assert.match(compactChat, new RegExp(`^${main.replace(/[.:-]/g, '\\$&')}\\.side-summary-[0-9a-f]{12}$`));
     const side = await sessionInfo(gw, compactChat);
     assert.deepEqual(side.header.conversation, { kind: 'side', session: main, purpose: 'summary' });
+    // The side chat holds what the summary request added and the summary: not the history again.
+    assert.deepEqual(
+      eventsOfType(await sessionEvents(gw.url, compactChat), 'message').map((m) => m.role),
+      ['user', 'model'],
+    );
 
     // The next turn starts from the summary, then the messages kept verbatim, then the new prompt.
     const continued =
