@@ -222,6 +222,25 @@ describe('received view: image replay clean-up', () => {
     assert.deepEqual(out[0]!.content, [text(`see ${MEDIA_GONE} here`), text(REPLAYED)]);
   });
 
+  test('the window the latest request logged wins over the one keepTurns would give', () => {
+    // Logged: the window kept from turn 1 on (the cache was warm, so it had not moved).
+    const decisions: ViewDecisions = { ...none, imageReplay: { seq: 99, from: 1 } };
+    const out = receivedView({ page: turns(), others: [], format: 'openai', decisions, settings });
+    assert.deepEqual(
+      out.map((m) => m.seq),
+      [0],
+      'only turn 0 is behind the logged window',
+    );
+    const none0 = receivedView({
+      page: turns(),
+      others: [],
+      format: 'openai',
+      decisions: { ...none, imageReplay: { seq: 99, from: 0 } },
+      settings,
+    });
+    assert.deepEqual(none0, [], 'a window from turn 0 cleans nothing');
+  });
+
   test('off in the settings: nothing changes', () => {
     const off = { ...settings, imageReplay: { enabled: false, keepTurns: 3 } };
     assert.deepEqual(

@@ -5,11 +5,17 @@
  * projection), through the mechanisms' own replay functions. The result is the form the messages
  * had in the chat's latest request, with each changed part named and explained.
  *
- * Two things are not in the log and come from the gateway's current settings: the pruning
- * `softTrim`/`hardClear` limits (a soft-trim entry is re-run with them) and the image replay
- * `keepTurns`. A chat pruned under other settings is shown as the current settings would send it.
+ * Not in the log, from the gateway's current settings: the pruning `softTrim`/`hardClear` limits
+ * (a soft-trim entry is re-run with them), whether the image replay clean-up is on, and its
+ * `keepTurns` for a chat whose requests logged no replay window. A chat pruned under other
+ * settings is shown as the current settings would send it.
  */
-import { imageReplayCleanup } from '../middleware/image-replay/index.ts';
+import {
+  chatTurns,
+  cleanBefore,
+  cutoffOfTurn,
+  imageReplayCleanup,
+} from '../middleware/image-replay/index.ts';
 import { applyProjection, type ReplaySettings } from '../middleware/cache-ttl-pruning/index.ts';
 import { replayTrims } from '../middleware/tool-result-trimming/index.ts';
 import { sha256Hex } from '../lib/sha256.ts';
@@ -39,6 +45,8 @@ export interface ViewDecisions {
     >
   >;
   readonly setAside: Readonly<Record<string, { seq: number; key: string; ordinal: number; note: string }>>;
+  /** The image replay window the latest logged request used (its first kept turn), when recorded. */
+  readonly imageReplay?: { seq: number; from: number } | null;
   readonly pruning: {
     seq: number;
     projection: ReadonlyArray<{ callId: string; action: 'soft' | 'cleared'; digest: string }>;
@@ -178,7 +186,11 @@ export function receivedView(input: {
   );
   if (settings.imageReplay.enabled) {
     view.by = 'image-replay';
-    imageReplayCleanup(view, settings.imageReplay.keepTurns);
+    // The window the latest request used, as logged with its response; a chat logged before
+    // windows were recorded gets the window the clean-up computes from the turns.
+    const recorded = decisions.imageReplay;
+    if (recorded) cleanBefore(view, cutoffOfTurn(chatTurns(view.messages()), recorded.from));
+    else imageReplayCleanup(view, settings.imageReplay.keepTurns);
   }
   const pruned = new Map<string, 'soft' | 'cleared'>();
   if (decisions.pruning && decisions.pruning.projection.length > 0) {
