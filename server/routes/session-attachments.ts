@@ -51,16 +51,6 @@ function collectImages(content: readonly unknown[], into: Map<string, ImageFacts
   }
 }
 
-type Attachments = AppContext['chatLog']['attachments'];
-
-/** The store a team's chats keep their images in (each team's apart, when the store separates them). */
-function attachmentsOf(app: AppContext, team: string | undefined): Attachments {
-  const store = app.chatLog.attachments as Attachments & {
-    forTeam?: (team: string | undefined) => Attachments;
-  };
-  return typeof store.forTeam === 'function' ? store.forTeam(team) : store;
-}
-
 export function sessionAttachmentRoutes(app: AppContext): Router {
   const r = Router();
   // One catch-up at a time per chat: the thumbnails of a page ask together, and each asks only
@@ -104,7 +94,8 @@ export function sessionAttachmentRoutes(app: AppContext): Router {
     if (!facts) throw missing();
     let bytes: Buffer;
     try {
-      bytes = await fsp.readFile(attachmentsOf(app, header.team).pathFor(facts));
+      // Each team's images are kept apart; a chat's images are in its team's store.
+      bytes = await fsp.readFile(app.chatLog.attachments.forTeam(header.team).pathFor(facts));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw missing();
       throw err;
