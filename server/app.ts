@@ -20,6 +20,8 @@ import { bodyDeadline } from './body-deadline.ts';
 import { jsonContentTypeOnly } from './content-type-guard.ts';
 import { fairShare } from './fair-share.ts';
 import { originGuard } from './origin-guard.ts';
+import { readBody } from './read-body.ts';
+import { TurnTaker } from '../lib/in-turns.ts';
 import { ChatBinder } from './chat-binder.ts';
 import type { Config } from '../config/config.ts';
 import { errorHandler } from './error-handler.ts';
@@ -116,6 +118,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     usage: usageLedgerFor(backend, config.dataDir),
     sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
     random: deps.random ?? Math.random,
+    turns: new TurnTaker(),
     passThroughCredentials,
   };
   context.metrics.observeChats(() => chatLog.stats());
@@ -177,13 +180,16 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
   app.use(jsonContentTypeOnly());
   // A slot per call before its body is read: bodies in memory are bounded by server.maxConcurrent.
   app.use(fairShare(config));
-  app.use(express.raw({ type: () => true, limit: config.server.bodyLimit }));
+  app.use(readBody(config.server.bodyLimit));
   app.use(
-    jsonLimits({
-      ...DEFAULT_JSON_LIMITS,
-      maxMessages: config.server.maxMessages,
-      maxImages: config.server.maxImagesPerRequest,
-    }),
+    jsonLimits(
+      {
+        ...DEFAULT_JSON_LIMITS,
+        maxMessages: config.server.maxMessages,
+        maxImages: config.server.maxImagesPerRequest,
+      },
+      context.turns,
+    ),
   );
   app.use(chatCompletionsRoutes(context));
   app.use(messagesRoutes(context));

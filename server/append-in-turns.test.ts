@@ -10,6 +10,7 @@ import { ManualClock } from '../lib/clock.ts';
 import { T0, request, say } from '../chat-log/test-batches.ts';
 import type { NewEvent } from '../chat-log/format/current.ts';
 import { appendInTurns } from './append-in-turns.ts';
+import { TurnTaker } from '../lib/in-turns.ts';
 
 function setup() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'oda-turns-'));
@@ -38,7 +39,7 @@ describe('appendInTurns', () => {
       setImmediate(tick);
     };
     setImmediate(tick);
-    await appendInTurns(log, 'long', events, 0, 100);
+    await appendInTurns(log, 'long', events, 0, new TurnTaker(), 100);
     counting = false;
     const stored = await log.read('long');
     assert.equal(stored.length, 1204);
@@ -57,7 +58,7 @@ describe('appendInTurns', () => {
     await log.createChat({ id: 'refused' });
     const events: NewEvent[] = Array.from({ length: 350 }, (_, i) => say(`m${i}`));
     events.push(request({ temperature: -0 }));
-    await assert.rejects(appendInTurns(log, 'refused', events, 0, 100), /negative zero/);
+    await assert.rejects(appendInTurns(log, 'refused', events, 0, undefined, 100), /negative zero/);
     assert.equal((await log.read('refused')).length, 0);
   });
 
@@ -66,5 +67,32 @@ describe('appendInTurns', () => {
     await log.createChat({ id: 'short' });
     await appendInTurns(log, 'short', [say('hi'), request({})], 0);
     assert.equal((await log.read('short')).length, 2);
+  });
+});
+
+describe('TurnTaker', () => {
+  test('one taker resumes per turn of the event loop, in order', async () => {
+    const turns = new TurnTaker();
+    const order: string[] = [];
+    let tick = 0;
+    let ticking = true;
+    const count = () => {
+      tick++;
+      if (ticking) setImmediate(count);
+    };
+    setImmediate(count);
+    await Promise.all(
+      ['a', 'b', 'c'].map(async (name) => {
+        await turns.take();
+        order.push(`${name}@${tick}`);
+      }),
+    );
+    ticking = false;
+    const ticks = order.map((o) => Number(o.split('@')[1]));
+    assert.deepEqual(
+      order.map((o) => o[0]),
+      ['a', 'b', 'c'],
+    );
+    assert.ok(ticks[0]! < ticks[1]! && ticks[1]! < ticks[2]!, `each on its own turn: ${order.join(' ')}`);
   });
 });

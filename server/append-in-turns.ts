@@ -8,7 +8,7 @@
 import type { ChatLog } from '../chat-log/chat-log.ts';
 import { prepareBatch } from '../chat-log/event-batch.ts';
 import type { NewEvent } from '../chat-log/format/current.ts';
-import { nextTurn } from '../lib/in-turns.ts';
+import { nextTurn, type TurnTaker } from '../lib/in-turns.ts';
 
 /** Events checked or appended per turn of the event loop. */
 export const EVENTS_PER_SLICE = 500;
@@ -19,17 +19,22 @@ export async function appendInTurns(
   id: string,
   events: readonly NewEvent[],
   expectedCount: number,
+  /** Turns shared with other requests; without, a plain turn of the event loop. */
+  turns?: TurnTaker,
   slice = EVENTS_PER_SLICE,
 ): Promise<void> {
+  const turn = () => (turns ? turns.take() : nextTurn());
   if (events.length <= slice) {
     await chatLog.append(id, events, expectedCount);
     return;
   }
   for (let i = 0; i < events.length; i += slice) {
     prepareBatch(events.slice(i, i + slice), expectedCount + i, 0);
-    await nextTurn();
+    await turn();
   }
   for (let i = 0; i < events.length; i += slice) {
     await chatLog.append(id, events.slice(i, i + slice), expectedCount + i);
+    // The file store writes synchronously: without this the slices would run in one turn anyway.
+    await turn();
   }
 }

@@ -12,6 +12,7 @@
  */
 import type { RequestHandler } from 'express';
 import { OdaError } from '../lib/errors.ts';
+import { nextTurn, type TurnTaker } from '../lib/in-turns.ts';
 
 export interface JsonLimits {
   /** Deepest nesting of arrays and objects. */
@@ -203,15 +204,17 @@ export function exceededJsonLimit(
 /** Bytes scanned between two yields to the event loop. */
 const SLICE_BYTES = 1 << 20;
 
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /** Scans `bytes` a slice at a time, letting other work run between slices. */
-export async function scanJsonShape(bytes: Uint8Array, limits: JsonLimits): Promise<JsonShapeScan> {
+export async function scanJsonShape(
+  bytes: Uint8Array,
+  limits: JsonLimits,
+  turns?: TurnTaker,
+): Promise<JsonShapeScan> {
   const scan = new JsonShapeScan(bytes, limits);
   for (;;) {
     scan.step(SLICE_BYTES);
     if (scan.done) return scan;
-    await nextTurn();
+    await (turns ? turns.take() : nextTurn());
   }
 }
 
@@ -219,11 +222,12 @@ export async function scanJsonShape(bytes: Uint8Array, limits: JsonLimits): Prom
  * Express middleware (after the raw body parser): 400 for too deep; 413 for too many values,
  * messages (`server.maxMessages`) or images (`server.maxImagesPerRequest`).
  */
-export function jsonLimits(limits: JsonLimits = DEFAULT_JSON_LIMITS): RequestHandler {
+export function jsonLimits(limits: JsonLimits = DEFAULT_JSON_LIMITS, turns?: TurnTaker): RequestHandler {
   return async function checkJsonLimits(req, _res, next) {
     const body: unknown = req.body;
     if (!Buffer.isBuffer(body) || body.length === 0) return next();
-    const scan = await scanJsonShape(body, limits);
+    // A large body is parsed right after its scan: it takes its own turn for that too.
+    const scan = await scanJsonShape(body, limits, body.length > SLICE_BYTES ? turns : undefined);
     switch (scan.exceeded) {
       case 'depth':
         throw new OdaError(

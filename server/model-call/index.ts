@@ -25,10 +25,12 @@ export function modelCallHandler(app: AppContext, format: WireFormat, route: Mod
     const call = readCall(app, req, res, format, route);
     const binding = await bindChat(app, call, res);
     const ctx = buildContext(app, call, binding);
+    await app.turns.take(); // heavy stages take turns with other requests' (SPEC section 14)
     await runPipeline(ctx);
     const progress: ForwardProgress = { attempts: 0, retries: 0 };
     let result;
     try {
+      await app.turns.take();
       result = await forward(app, call, ctx, progress);
     } catch (e) {
       return respondToFailure(app, call, ctx, binding, res, e, progress);
