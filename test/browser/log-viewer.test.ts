@@ -156,7 +156,46 @@ describe('log viewer in a browser', { skip: noBrowser, timeout: 180_000 }, () =>
     await page.waitForFunction(() => document.querySelectorAll('#sessions-list .session-id').length === 1);
     assert.deepEqual(await ids.allTextContents(), ['fix-ci-run']);
     assert.deepEqual(watch.errors, []);
+    assert.deepEqual(
+      watch.requests.filter((u) => !u.startsWith(`${gw.url}/`)),
+      [],
+      'the page loads nothing from elsewhere (no CDN, fonts or analytics)',
+    );
     await page.context().close();
+  });
+
+  test('the list pages through many sessions, 50 at a time, newest first', async () => {
+    const many = await startGateway();
+    try {
+      for (let i = 0; i < 60; i++) {
+        many.clock.advance(1000);
+        const res = await fetch(`${many.url}/v1/sessions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ id: `chat-${String(i).padStart(2, '0')}` }),
+        });
+        assert.equal(res.status, 201);
+      }
+      const { page } = await watchedPage(browser);
+      await page.goto(`${many.url}/ui`);
+      const ids = page.locator('#sessions-list .session-id');
+      await ids.first().waitFor();
+      assert.equal(await ids.count(), 50);
+      assert.equal(await ids.first().textContent(), 'chat-59');
+      assert.equal(await page.locator('#page-first').isDisabled(), true);
+      await page.click('#page-next');
+      await page.locator('#sessions-list .session-id', { hasText: 'chat-09' }).waitFor();
+      assert.deepEqual(
+        await ids.allTextContents(),
+        Array.from({ length: 10 }, (_, i) => `chat-${String(9 - i).padStart(2, '0')}`),
+      );
+      assert.equal(await page.locator('#page-next').isDisabled(), true);
+      await page.click('#page-first');
+      await page.locator('#sessions-list .session-id', { hasText: 'chat-59' }).waitFor();
+      await page.context().close();
+    } finally {
+      await many.close();
+    }
   });
 
   test("a session's conversations as a tree; picking the branch shows its turns", async () => {
