@@ -181,7 +181,7 @@ async function concurrentReads(url: string): Promise<{ ms: number; bytes: number
 export async function manyChatsBench(ctx: BenchContext): Promise<SectionReport> {
   const started = performance.now();
   const n = ctx.chats ?? (ctx.quick ? 20_000 : 100_000);
-  const driven = ctx.quick ? 2_000 : 10_000;
+  const driven = ctx.quick ? 1_000 : 5_000;
   const root = mkdtempSync(join(tmpdir(), 'oda-bench-many-'));
   const fake = await startChild('fake provider', './fake-provider-process.ts', {});
   const notes: string[] = [];

@@ -145,7 +145,6 @@ export class FileLogBackend implements LogBackend {
 
   /** The chat's open state, opening (and indexing, repairing, converting) it on first use. */
   private chat(id: string): Promise<ChatFile | undefined> {
-    const path = this.pathOf(id);
     const known = this.open.get(id);
     if (known) {
       // Most recently used last.
@@ -153,6 +152,7 @@ export class FileLogBackend implements LogBackend {
       this.open.set(id, known);
       return known.opening;
     }
+    const path = this.pathOf(id);
     const entry: OpenChat = { opening: openChatFile(id, path, this.clock.now()) };
     this.open.set(id, entry);
     entry.opening.then(
@@ -188,7 +188,9 @@ export class FileLogBackend implements LogBackend {
 
   async create(header: Header, seed: readonly Event[] = []): Promise<'created' | 'exists'> {
     const path = this.pathOf(header.id);
-    const text = headerLine(header) + prepareSeed(seed).text;
+    const first = headerLine(header);
+    const prepared = prepareSeed(seed);
+    const text = first + prepared.text;
     return this.appendMutex.run(header.id, async () => {
       if (await this.chat(header.id)) return 'exists';
       await fsp.mkdir(this.chatsDir, { recursive: true });
@@ -203,7 +205,17 @@ export class FileLogBackend implements LogBackend {
         await fsp.rm(tmp, { force: true });
       }
       await syncDir(this.chatsDir);
+      // The chat as just written, known without reading it back.
+      let pos = Buffer.byteLength(first);
+      const offsets: number[] = [];
+      for (const bytes of prepared.lineBytes) {
+        offsets.push(pos);
+        pos += bytes;
+      }
+      const file: ChatFile = { id: header.id, path, header, offsets, size: pos, lastAt: seed.at(-1)?.at };
       this.open.delete(header.id);
+      this.open.set(header.id, { opening: Promise.resolve(file), file });
+      this.dropLeastUsed();
       this.record({
         id: header.id,
         createdAt: header.createdAt,
@@ -292,6 +304,11 @@ export class FileLogBackend implements LogBackend {
     return (await this.existing(id)).offsets.length;
   }
 
+  /** The event count of a chat open in memory (this process is the file store's only writer). */
+  knownCount(id: string): number | undefined {
+    return this.open.get(id)?.file?.offsets.length;
+  }
+
   /**
    * Every chat, in id order, from the index (never opening chat files); waits for a rebuild under
    * way. For tools and tests: the gateway lists by page.
@@ -310,7 +327,11 @@ export class FileLogBackend implements LogBackend {
   async listPage(q: ChatListQuery): Promise<ChatPage> {
     const state = this.listable();
     const rebuild = state.rebuild;
-    if (rebuild && (await rebuild.listed) <= WAIT_FOR_REBUILD_FILES) await rebuild.done;
+    // A small rebuild is waited for; an index that already holds many chats is served as it is
+    // (without waiting even for the folder listing) while it is checked.
+    if (rebuild && state.index.count() <= WAIT_FOR_REBUILD_FILES) {
+      if ((await rebuild.listed) <= WAIT_FOR_REBUILD_FILES) await rebuild.done;
+    }
     const rows = state.index.page(q);
     const chats = rows.slice(0, q.limit).map(summaryOf);
     const page: ChatPage = { chats };

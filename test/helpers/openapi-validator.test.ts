@@ -150,6 +150,7 @@ describe('validateResponse', () => {
         },
       ],
       next: 2,
+      next_offset: null,
     };
     assert.deepEqual(validateResponse(doc, 'GET', '/v1/sessions/chat-1/events?offset=0', 200, page), []);
     assertInvalid(
@@ -163,6 +164,7 @@ describe('validateResponse', () => {
       validateResponse(doc, 'GET', '/v1/sessions/chat-1/events', 200, {
         events: [{ seq: 0, at: 1, type: 'mystery' }],
         next: 1,
+        next_offset: null,
       }),
       '/events/0/type must be equal to one of the allowed values',
     );
@@ -190,9 +192,23 @@ describe('validateResponse', () => {
     );
     assert.deepEqual(
       validateResponse(doc, 'GET', '/v1/sessions', 200, {
+        object: 'list',
+        data: [{ id: 'chat-1', createdAt: 1, eventCount: 0, lastActivityAt: 1 }],
+        has_more: false,
+        next_cursor: null,
         sessions: [{ id: 'chat-1', createdAt: 1, eventCount: 0, lastActivityAt: 1 }],
       }),
       [],
+    );
+    assertInvalid(
+      validateResponse(doc, 'GET', '/v1/sessions', 200, {
+        object: 'list',
+        data: [],
+        has_more: true,
+        next_cursor: 7,
+        sessions: [],
+      }),
+      '/next_cursor must be string,null',
     );
   });
 
