@@ -101,6 +101,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     build: BUILD,
   });
   const passThroughCredentials = !config.teams || config.teams.length === 0;
+  const turns = new TurnTaker();
   const context: AppContext = {
     config,
     logger,
@@ -113,12 +114,12 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
       secrets: config.providers.map((p) => p.apiKey),
     }),
     chatLog,
-    chats: new ChatBinder(chatLog, config, clock),
+    chats: new ChatBinder(chatLog, config, clock, turns),
     responseOwners: responseOwnersFor(backend, config.dataDir),
     usage: usageLedgerFor(backend, config.dataDir),
     sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
     random: deps.random ?? Math.random,
-    turns: new TurnTaker(),
+    turns,
     passThroughCredentials,
   };
   context.metrics.observeChats(() => chatLog.stats());

@@ -9,7 +9,7 @@ import { AttachmentStore } from '../chat-log/attachments.ts';
 import { ManualClock } from '../lib/clock.ts';
 import { T0, request, say } from '../chat-log/test-batches.ts';
 import type { NewEvent } from '../chat-log/format/current.ts';
-import { appendInTurns } from './append-in-turns.ts';
+import { appendInTurns, approxChars } from './append-in-turns.ts';
 import { TurnTaker } from '../lib/in-turns.ts';
 
 function setup() {
@@ -39,7 +39,7 @@ describe('appendInTurns', () => {
       setImmediate(tick);
     };
     setImmediate(tick);
-    await appendInTurns(log, 'long', events, 0, new TurnTaker(), 100);
+    await appendInTurns(log, 'long', events, 0, new TurnTaker(), { events: 100, chars: 1 << 20 });
     counting = false;
     const stored = await log.read('long');
     assert.equal(stored.length, 1204);
@@ -58,8 +58,22 @@ describe('appendInTurns', () => {
     await log.createChat({ id: 'refused' });
     const events: NewEvent[] = Array.from({ length: 350 }, (_, i) => say(`m${i}`));
     events.push(request({ temperature: -0 }));
-    await assert.rejects(appendInTurns(log, 'refused', events, 0, undefined, 100), /negative zero/);
+    await assert.rejects(
+      appendInTurns(log, 'refused', events, 0, undefined, { events: 100, chars: 1 << 20 }),
+      /negative zero/,
+    );
     assert.equal((await log.read('refused')).length, 0);
+  });
+
+  test('large events are sliced by their text, not only by their count', async () => {
+    const { log } = setup();
+    await log.createChat({ id: 'big' });
+    const events: NewEvent[] = Array.from({ length: 12 }, (_, i) => say(`${i}:${'x'.repeat(100_000)}`));
+    await appendInTurns(log, 'big', events, 0, undefined, { events: 500, chars: 250_000 });
+    const stored = await log.read('big');
+    assert.equal(stored.length, 12);
+    assert.equal(approxChars('abc'), 3);
+    assert.ok(approxChars(events[0]) > 100_000);
   });
 
   test('a short batch is one append', async () => {

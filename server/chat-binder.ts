@@ -18,7 +18,7 @@ import type {
   ToolRef,
 } from '../chat-log/format/current.ts';
 import { OdaError } from '../lib/errors.ts';
-import { forEachInTurns, mapInTurns } from '../lib/in-turns.ts';
+import { forEachInTurns, mapInTurns, type TurnTaker } from '../lib/in-turns.ts';
 import { appendInTurns } from './append-in-turns.ts';
 import type { ChatDecisions } from '../middleware/call-context.ts';
 import type { ImageFacts } from '../middleware/image-set-aside/index.ts';
@@ -130,15 +130,20 @@ function pathHash(digests: readonly string[]): string {
 async function wirePrefixHashes(
   wire: readonly unknown[],
   prefixCount: number | undefined,
+  turns: TurnTaker | undefined,
 ): Promise<{ prefix: string | undefined; full: string }> {
   const h = createHash('sha256');
   let prefix: string | undefined;
   // A slice at a time, so a long history does not hold up every other request (SPEC section 14).
-  await forEachInTurns(wire, (m, i) => {
-    if (i === prefixCount) prefix = h.copy().digest('hex');
-    h.update(JSON.stringify(m) ?? 'null');
-    h.update('\n');
-  });
+  await forEachInTurns(
+    wire,
+    (m, i) => {
+      if (i === prefixCount) prefix = h.copy().digest('hex');
+      h.update(JSON.stringify(m) ?? 'null');
+      h.update('\n');
+    },
+    turns,
+  );
   if (prefixCount === wire.length) prefix = h.copy().digest('hex');
   return { prefix, full: h.digest('hex') };
 }
@@ -163,6 +168,8 @@ export class ChatBinder {
     private readonly chatLog: ChatLog,
     private readonly config: Readonly<Config>,
     private readonly clock: Clock,
+    /** Turns of the event loop shared with other requests, for the slices of a large request. */
+    private readonly turns?: TurnTaker,
   ) {}
 
   /**
@@ -200,13 +207,13 @@ export class ChatBinder {
     }
     // A continuation by response id sends only new items: nothing to compare, all to append.
     const cached = input.continues !== undefined ? undefined : this.prefixes.get(baseId);
-    const hashes = await wirePrefixHashes(wire, cached?.wireCount);
+    const hashes = await wirePrefixHashes(wire, cached?.wireCount, this.turns);
     const reuse = cached !== undefined && hashes.prefix === cached.hash;
     const normalized = input.adapter.normalizeRequest(input.body, {
       fromIndex: reuse ? cached.wireCount : 0,
     });
     const messages = await this.chatLog.storeImages(normalized.messages, team);
-    const digests = await mapInTurns(messages, (m) => this.chatLog.messageDigest(m));
+    const digests = await mapInTurns(messages, (m) => this.chatLog.messageDigest(m), this.turns);
     const known = reuse ? cached.loggedCount : 0;
 
     const request: Extract<NewEvent, { type: 'request' }> = {
@@ -415,7 +422,7 @@ export class ChatBinder {
         });
       }
       events.push(request);
-      await appendInTurns(this.chatLog, id, events, state.count);
+      await appendInTurns(this.chatLog, id, events, state.count, this.turns);
       // Messages, a tools change and a request event move neither the decisions nor the cache
       // clock, so the state read under the lock is still the one the pipeline needs.
       return { state, answerAt: k + fresh.length };
