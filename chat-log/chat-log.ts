@@ -81,7 +81,10 @@ export class ChatLog {
     const header = validateHeader(raw);
     assertChatId(header.id);
     const status = await this.backend.create(header, seed);
-    if (status === 'created') return { status, header };
+    if (status === 'created') {
+      if (seed.length === 0) this.models.created(header.id, header);
+      return { status, header };
+    }
     return { status, header: (await this.backend.header(header.id)) ?? header };
   }
 

@@ -37,6 +37,8 @@ interface Entry {
   states: ChatModelStates;
   /** Position of the last checkpoint saved (or loaded) for every model. */
   savedPosition: number;
+  /** The state handed out for the current position (dropped whenever the models move). */
+  state?: ChatState;
 }
 
 export interface ChatModelsOptions {
@@ -81,6 +83,13 @@ export class ChatModels {
 
   /** The chat's current state (loaded and caught up); undefined when the chat does not exist. */
   async state(id: string): Promise<ChatState | undefined> {
+    // A chat whose backend is its only writer and says the models account for every event: nothing
+    // to load or catch up with (no other process appends), so no turn through the mutex.
+    const known = this.entries.get(id);
+    if (known && !this.mutex.busy(id) && this.opts.backend.knownCount?.(id) === known.position + 1) {
+      this.remember(known);
+      return (known.state ??= stateOf(known));
+    }
     return this.mutex.run(id, async () => {
       let entry = this.entries.get(id);
       if (!entry) {
@@ -91,8 +100,26 @@ export class ChatModels {
       }
       this.remember(entry);
       this.maybeCheckpoint(entry);
-      return stateOf(entry);
+      return (entry.state ??= stateOf(entry));
     });
+  }
+
+  /**
+   * A chat this process has just created empty: its models start from their initial states, with
+   * no checkpoint to look for (none can fit a log without events).
+   */
+  created(id: string, header: Header): void {
+    // Only for a backend that is its chats' only writer: a shared one (Redis) loads as usual.
+    if (!this.opts.backend.knownCount || this.entries.has(id) || this.mutex.busy(id)) return;
+    const entry: Entry = {
+      id,
+      header,
+      position: -1,
+      last: undefined,
+      states: initialStates(),
+      savedPosition: -1,
+    };
+    this.remember(entry);
   }
 
   /** Folds events just appended into the chat's models, when they are in memory. */
@@ -100,6 +127,13 @@ export class ChatModels {
     const first = stored[0];
     const lastNew = stored[stored.length - 1];
     if (!first || !lastNew) return;
+    const known = this.entries.get(id);
+    if (known && !this.mutex.busy(id) && first.seq === known.position + 1) {
+      // The events right after the models' position, with nothing else folding: fold them now.
+      this.fold(known, stored, undefined);
+      this.maybeCheckpoint(known);
+      return;
+    }
     await this.mutex.run(id, async () => {
       const entry = this.entries.get(id);
       if (!entry) return;
@@ -160,6 +194,7 @@ export class ChatModels {
     const count = await this.opts.backend.count(entry.id);
     if (count - 1 < entry.position) {
       // The log is shorter than what the models account for: they describe another log. Rebuild.
+      entry.state = undefined;
       entry.states = initialStates();
       entry.position = -1;
       entry.last = undefined;
@@ -197,6 +232,7 @@ export class ChatModels {
       if (mine.length) applyTo(key, next, mine);
     }
     entry.states = next;
+    if (fresh.length) entry.state = undefined;
   }
 
   private maybeCheckpoint(entry: Entry): void {

@@ -83,6 +83,12 @@ export interface LogBackend {
   read(id: string, offset: number, length?: number): Promise<Event[]>;
   /** Number of events (the next seq). */
   count(id: string): Promise<number>;
+  /**
+   * The number of events when the backend knows it without I/O because it is the chat's only
+   * writer (the file store, for a chat open in memory); undefined otherwise. Lets the read models
+   * skip catching up with a log nobody else appends to.
+   */
+  knownCount?(id: string): number | undefined;
   /** Every chat (for tools and tests; it grows with the chats: the gateway lists by page). */
   list(): Promise<ChatSummary[]>;
   /** One page of chats, newest activity first, from a lasting index (never one read per chat). */
