@@ -5,9 +5,13 @@
  * in their header, which is what the tree is built from.
  */
 import type { ChatLog } from '../chat-log/chat-log.ts';
+import type { ChatPage, ChatSummary } from '../chat-log/chat-page.ts';
 import type { Header } from '../chat-log/format/current.ts';
 import type { Caller } from './auth.ts';
 import { visibleTo } from './team-scope.ts';
+
+/** A session's tree lists at most this many pages of 500 chats. */
+const MAX_PAGES = 20;
 
 export interface ConversationNode {
   id: string;
@@ -24,9 +28,17 @@ export interface ConversationNode {
 /** The session `header` belongs to, as a tree rooted at its main chat. */
 export async function sessionTree(chatLog: ChatLog, header: Header, who: Caller): Promise<ConversationNode> {
   const rootId = header.conversation?.session ?? header.id;
-  const summaries = (await chatLog.list()).filter(
-    (s) => (s.id === rootId || s.id.startsWith(`${rootId}.`)) && visibleTo(s.team, who),
-  );
+  // The session's chats share the main chat's id as prefix: read them from the chat index, page by page.
+  const summaries: ChatSummary[] = [];
+  let after: ChatPage['next'];
+  for (let pages = 0; pages < MAX_PAGES; pages++) {
+    const page = await chatLog.listPage({ limit: 500, idPrefix: rootId, ...(after ? { after } : {}) });
+    for (const s of page.chats) {
+      if ((s.id === rootId || s.id.startsWith(`${rootId}.`)) && visibleTo(s.team, who)) summaries.push(s);
+    }
+    if (!page.next) break;
+    after = page.next;
+  }
   const nodes = new Map<string, ConversationNode>();
   for (const s of summaries) {
     const h = s.id === header.id ? header : await chatLog.header(s.id);
