@@ -5,6 +5,7 @@ declare module 'autocannon' {
   export interface AutocannonClient extends EventEmitter {
     setHeaders(headers: Record<string, string>): void;
     setBody(body: string | Buffer): void;
+    setHeadersAndBody(headers: Record<string, string>, body: string | Buffer): void;
   }
 
   export interface AutocannonOptions {

@@ -85,6 +85,29 @@ export function smallChat(format: Format, stream: boolean, seed = 1): Record<str
   };
 }
 
+/** The fake provider's answer in the overhead benchmark's conversations (short, like a tool call turn). */
+export const SMALL_CHAT_ANSWER = 'Hello from the fake provider.';
+
+/**
+ * Turn `turn` (0-based) of a conversation that starts as `smallChat`: every earlier turn added the
+ * model's `answer` (what the fake provider answers, sent back as the client would) and a short user
+ * message, so each request continues its chat instead of repeating one history (which the gateway
+ * would log as a regenerated answer, in a branch). About 2 KB at turn 0, ~110 bytes more per turn.
+ */
+export function conversationTurn(
+  format: Format,
+  stream: boolean,
+  turn: number,
+  answer = SMALL_CHAT_ANSWER,
+): Record<string, unknown> {
+  const body = smallChat(format, stream);
+  const messages = [...(body.messages as unknown[])];
+  for (let t = 1; t <= turn; t++) {
+    messages.push({ role: 'assistant', content: answer }, { role: 'user', content: `Go on with step ${t}.` });
+  }
+  return { ...body, messages };
+}
+
 export interface LargeBodyOptions {
   /** Approximate size of the JSON body in bytes. */
   bytes: number;

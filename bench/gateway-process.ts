@@ -2,9 +2,11 @@
  * The gateway in a process of its own, for the benchmarks: what server/main.ts does (validated
  * config, createApp, listen, no Node request timeout), with the config given as a JSON argument.
  * Its stdout carries the gateway's log lines (the benchmark points it at a file); the port is
- * reported over IPC.
+ * reported over IPC. Over IPC it also takes a CPU profile of a window on request (`profileStart`,
+ * `profileStop`), so a profile holds the load only.
  */
 import type { Server } from 'node:http';
+import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../server/app.ts';
 import { parseConfig } from '../config/config.ts';
@@ -14,12 +16,36 @@ import { serveChildProtocol } from './processes.ts';
 const { config: raw } = JSON.parse(process.argv[2] ?? '{}') as { config: unknown };
 const config = parseConfig(raw);
 const gateway = createApp(config, { logger: createLogger(config.logLevel) });
+// The CPU profiler over a window the benchmark chooses (bench/profile.ts), start-up and shutdown left out.
+let inspector: Session | undefined;
+const queries = {
+  async profileStart() {
+    inspector = new Session();
+    inspector.connect();
+    await inspector.post('Profiler.enable');
+    await inspector.post('Profiler.setSamplingInterval', { interval: 200 });
+    await inspector.post('Profiler.start');
+    return true;
+  },
+  async profileStop() {
+    const session = inspector;
+    if (!session) throw new Error('profileStart was not asked');
+    inspector = undefined;
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    return JSON.stringify(profile);
+  },
+};
 const server: Server = gateway.app.listen(0, config.server.host, () => {
-  serveChildProtocol((server.address() as AddressInfo).port, async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await gateway.close();
-  });
+  serveChildProtocol(
+    (server.address() as AddressInfo).port,
+    async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await gateway.close();
+    },
+    queries,
+  );
 });
 server.requestTimeout = 0;
 server.headersTimeout = 60_000;

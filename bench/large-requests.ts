@@ -1,7 +1,7 @@
 /**
  * Benchmark 3, large requests: 1, 10 and 30 MB Anthropic requests (long tool results, a screenshot
  * in every tenth result) through the whole pipeline, next to JSON.parse + JSON.stringify of the same
- * body in this process, the floor of any gateway that reads the body.
+ * body in this process, the floor of any gateway that reads the body, and the two minimal proxies.
  *
  * Two models of the gateway's config: `bench-roomy` has a context window far above any body (no
  * pruning or trimming threshold is crossed), `bench-tight` one of 100k tokens (every threshold is
@@ -26,6 +26,8 @@ import { startStack } from './stack.ts';
 import { summarize, type Summary } from './stats.ts';
 
 const MB = 2 ** 20;
+/** A new chat's added time, at most this many times JSON.parse+stringify of its body (SPEC section 13). */
+const NEW_CHAT_BUDGET = 3;
 const MODELS = { roomy: 'bench-roomy', tight: 'bench-tight' } as const;
 type Mode = keyof typeof MODELS;
 
@@ -37,6 +39,7 @@ interface SizeResult {
   parseStringifyMs: Summary;
   directMs: Summary;
   proxyMs: Summary;
+  expressMs: Summary;
   gateway: Record<Mode, { firstMs: Summary; repeatMs: Summary; trimmed: number; pruned: string }>;
 }
 
@@ -79,7 +82,7 @@ export async function largeRequestsBench(ctx: BenchContext): Promise<SectionRepo
   let chat = 0;
   let peakRss: number | undefined;
   try {
-    for (const h of [stack.fake, stack.proxy!, stack.gateway!]) await warmUp(h.url);
+    for (const h of [stack.fake, stack.proxy!, stack.express!, stack.gateway!]) await warmUp(h.url);
     for (const mb of sizes) {
       const big = largeAnthropicBody({ bytes: mb * MB, seed: mb });
       const bodies: Record<Mode, string> = {
@@ -90,6 +93,7 @@ export async function largeRequestsBench(ctx: BenchContext): Promise<SectionRepo
       const parseStringify = timeIt(Math.max(3, reps), () => JSON.stringify(JSON.parse(bodies.roomy)));
       const direct: number[] = [];
       const proxy: number[] = [];
+      const express: number[] = [];
       const gw: Record<Mode, { first: number[]; repeat: number[]; trimmed: number; pruned: string }> = {
         roomy: { first: [], repeat: [], trimmed: 0, pruned: '' },
         tight: { first: [], repeat: [], trimmed: 0, pruned: '' },
@@ -97,6 +101,7 @@ export async function largeRequestsBench(ctx: BenchContext): Promise<SectionRepo
       // Warm-up of each path with this size (not measured).
       await timedPost(stack.fake.url + PATHS.anthropic, bodies.roomy, headers);
       await timedPost(stack.proxy!.url + PATHS.anthropic, bodies.roomy, headers);
+      await timedPost(stack.express!.url + PATHS.anthropic, bodies.roomy, headers);
       for (const mode of ['roomy', 'tight'] as const) {
         const h = { ...headers, 'x-session-id': `large-warm-${process.pid}-${chat++}` };
         await timedPost(stack.gateway!.url + PATHS.anthropic, bodies[mode], h);
@@ -105,6 +110,9 @@ export async function largeRequestsBench(ctx: BenchContext): Promise<SectionRepo
       for (let r = 0; r < reps; r++) {
         direct.push((await timedPost(stack.fake.url + PATHS.anthropic, bodies.roomy, headers)).lastByteMs);
         proxy.push((await timedPost(stack.proxy!.url + PATHS.anthropic, bodies.roomy, headers)).lastByteMs);
+        express.push(
+          (await timedPost(stack.express!.url + PATHS.anthropic, bodies.roomy, headers)).lastByteMs,
+        );
         for (const mode of ['roomy', 'tight'] as const) {
           const h = { ...headers, 'x-session-id': `large-${process.pid}-${chat++}` };
           const first = await timedPost(stack.gateway!.url + PATHS.anthropic, bodies[mode], h);
@@ -124,6 +132,7 @@ export async function largeRequestsBench(ctx: BenchContext): Promise<SectionRepo
         parseStringifyMs: summarize(parseStringify),
         directMs: summarize(direct),
         proxyMs: summarize(proxy),
+        expressMs: summarize(express),
         gateway: {
           roomy: {
             firstMs: summarize(gw.roomy.first),
@@ -222,18 +231,22 @@ function buildReport(
       const added = g.firstMs.median - r.directMs.median;
       const addedRepeat = g.repeatMs.median - r.directMs.median;
       const ratio = added / ps;
-      targets.push({
-        name: `${r.mb} MB, ${mode === 'roomy' ? 'under' : 'over'} thresholds: gateway added time vs JSON.parse+stringify`,
-        target: '<= 2x',
-        measured: `${ratio.toFixed(1)}x (repeat ${(addedRepeat / ps).toFixed(1)}x)`,
-        met: ratio <= 2,
-        missedBy: `x${(ratio / 2).toFixed(1)} over`,
-      });
+      // The budget is for a new chat with a 10-30 MB history (SPEC section 13); 1 MB is shown.
+      if (r.mb >= 10) {
+        targets.push({
+          name: `${r.mb} MB, ${mode === 'roomy' ? 'under' : 'over'} thresholds, new chat: gateway added time vs JSON.parse+stringify`,
+          target: `<= ${NEW_CHAT_BUDGET}x`,
+          measured: `${ratio.toFixed(1)}x (same body again ${(addedRepeat / ps).toFixed(1)}x)`,
+          met: ratio <= NEW_CHAT_BUDGET,
+          missedBy: `x${(ratio / NEW_CHAT_BUDGET).toFixed(1)} over`,
+        });
+      }
       return [
         `${r.mb} MB ${mode === 'roomy' ? 'under' : 'over'}`,
         r.parseStringifyMs.median.toFixed(1),
         r.directMs.median.toFixed(1),
         r.proxyMs.median.toFixed(1),
+        r.expressMs.median.toFixed(1),
         withSpread(g.firstMs.median, g.firstMs.spread, 1),
         withSpread(g.repeatMs.median, g.repeatMs.spread, 1),
         added.toFixed(1),
@@ -272,7 +285,8 @@ function buildReport(
           'body',
           'parse+stringify',
           'direct',
-          'min. proxy',
+          'node proxy',
+          'Express proxy',
           'gateway 1st',
           'gateway again',
           'added',
@@ -292,7 +306,7 @@ function buildReport(
     notes: [
       'under = context window far above the body (no pruning/trimming threshold crossed); over = 100k-token window (pruning and compaction trimming run)',
       '1st = the chat is new, so the whole history is appended to the chat log and its images stored; again = same body in the same chat',
-      'direct and the minimal proxy include the fake provider parsing the body; parse+stringify is measured in the benchmark process',
+      'direct and the minimal proxies include the fake provider parsing the body; parse+stringify is measured in the benchmark process',
       ...(peakRss ? [`gateway peak RSS during this benchmark: ${(peakRss / MB).toFixed(0)} MB`] : []),
     ],
     data: { results, passes, peakRss },

@@ -174,7 +174,11 @@ export function serveChildProtocol(
   process.on('message', (m: unknown) => {
     const msg = m as { type?: string; id?: number };
     const answer = msg.type === undefined ? undefined : answers[msg.type];
-    if (answer) process.send?.({ type: 'answer', id: msg.id, value: answer() });
+    if (!answer) return;
+    // An answer may be a promise (a CPU profile taken over a window); it is sent once settled.
+    void Promise.resolve()
+      .then(answer)
+      .then((value) => process.send?.({ type: 'answer', id: msg.id, value }));
   });
   const exit = () => {
     void Promise.resolve(onExit()).finally(() => process.exit(0));

@@ -1,17 +1,18 @@
 /**
  * `npm run bench -- --only=profile` (not part of the default run): where the gateway's CPU time goes
- * under load. The gateway runs with --cpu-prof (data dir on tmpfs when there is one, so disk waits
- * do not hide the CPU), takes 50 connections of small Anthropic requests, and every sample of the
- * profile is put in one area by the frames on its stack (the chat log first: a sample anywhere
- * under chat-log/ counts there).
+ * under load. The gateway (data dir on tmpfs when there is one, so disk waits do not hide the CPU)
+ * is profiled over the load only (the inspector's profiler, started and stopped over IPC) while it
+ * takes 50 connections of small Anthropic requests that continue their chats (the overhead
+ * benchmark's load), once with a chat per connection and once with all connections in one chat. Every sample of a profile is put in one area by the frames on its stack
+ * (the chat log first: a sample anywhere under chat-log/ counts there), and the functions with the
+ * most self time are listed.
  */
-import autocannon from 'autocannon';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { clientHeaders, PATHS, smallChat } from './bodies.ts';
+import { SMALL_CHAT_ANSWER } from './bodies.ts';
+import { conversationLoad, type Spread } from './conversation-load.ts';
 import type { BenchContext } from './context.ts';
-import type { SectionReport } from './report.ts';
+import type { SectionReport, Table } from './report.ts';
 import { startGateway, startStack, tmpfsRoot } from './stack.ts';
 import { warmUp } from './warm-up.ts';
 
@@ -77,57 +78,77 @@ export function categorize(profile: CpuProfile): Array<{ area: string; ms: numbe
   return [...ms].map(([area, v]) => ({ area, ms: v })).sort((a, b) => b.ms - a.ms);
 }
 
+/** The functions with the most self time, named by file and line. */
+export function topFunctions(profile: CpuProfile, n: number): Array<{ fn: string; ms: number }> {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const ms = new Map<string, number>();
+  profile.samples.forEach((id, i) => {
+    const f = byId.get(id)!.callFrame as ProfileNode['callFrame'] & { lineNumber?: number };
+    const where = f.url
+      .replace(/^.*\/node_modules\//, '')
+      .replace(/^file:\/\/.*?\/(?=(server|chat-log|middleware|providers|lib|config)\/)/, '');
+    const key = `${f.functionName || '(anonymous)'} ${where}${f.url ? `:${(f.lineNumber ?? 0) + 1}` : ''}`;
+    ms.set(key, (ms.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+  });
+  return [...ms]
+    .map(([fn, v]) => ({ fn, ms: v }))
+    .filter((f) => !/^\((idle|program|garbage collector|root)\)/.test(f.fn))
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, n);
+}
+
+/** One profiled run: a gateway under 50 connections of small Anthropic requests, profiled over the load only. */
+async function profileRun(
+  fakeUrl: string,
+  spread: Spread,
+  seconds: number,
+): Promise<{ profile: CpuProfile; text: string; requests: number }> {
+  const gateway = await startGateway(fakeUrl, { tempRoot: tmpfsRoot() });
+  try {
+    await warmUp(gateway.url);
+    await conversationLoad(gateway, {
+      format: 'anthropic',
+      stream: false,
+      connections: 50,
+      spread,
+      seconds: 1,
+    });
+    await gateway.ask('profileStart');
+    const r = await conversationLoad(gateway, {
+      format: 'anthropic',
+      stream: false,
+      connections: 50,
+      spread,
+      seconds,
+    });
+    const text = (await gateway.ask('profileStop')) as string;
+    return { profile: JSON.parse(text) as CpuProfile, text, requests: r.requests };
+  } finally {
+    await gateway.stop();
+  }
+}
+
 export async function profileBench(ctx: BenchContext): Promise<SectionReport> {
   const t0 = performance.now();
-  const profDir = mkdtempSync(join(tmpdir(), 'oda-bench-prof-'));
-  const stack = await startStack({ proxy: false, gateway: false });
+  const stack = await startStack({ proxy: false, gateway: false, fake: { answer: SMALL_CHAT_ANSWER } });
   const seconds = ctx.quick ? 3 : 8;
-  let requests = 0;
+  const tables: Table[] = [];
+  const data: Record<string, unknown> = {};
   try {
-    const gateway = await startGateway(stack.fake.url, {
-      tempRoot: tmpfsRoot(),
-      nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profDir}`],
-    });
-    try {
-      await warmUp(gateway.url);
-      const base = clientHeaders('anthropic');
-      let conn = 0;
-      const result = await autocannon({
-        url: gateway.url + PATHS.anthropic,
-        method: 'POST',
-        connections: 50,
-        duration: seconds,
-        headers: base,
-        body: JSON.stringify(smallChat('anthropic', false)),
-        setupClient(client) {
-          const c = conn++;
-          let sent = 0;
-          client.setHeaders({ ...base, 'x-session-id': `prof-${c}-0` });
-          client.on('response', () => {
-            if (++sent % 50 === 0) client.setHeaders({ ...base, 'x-session-id': `prof-${c}-${sent}` });
-          });
-        },
-      });
-      requests = result['2xx'];
-    } finally {
-      await gateway.stop(); // the profile is written when the process exits
-    }
-    // The main thread's profile is the largest (the loader thread's is small).
-    const files = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile'));
-    const main = files
-      .map((f) => ({ f, text: readFileSync(join(profDir, f), 'utf8') }))
-      .sort((a, b) => b.text.length - a.text.length)[0];
-    if (!main) throw new Error('the gateway wrote no CPU profile');
-    const areas = categorize(JSON.parse(main.text) as CpuProfile);
-    const busy = areas
-      .filter((a) => a.area !== 'idle' && !a.area.startsWith('module loading'))
-      .reduce((n, a) => n + a.ms, 0);
-    return {
-      name: 'CPU profile of the gateway (50 connections, small Anthropic requests)',
-      seconds: (performance.now() - t0) / 1000,
-      tables: [
+    for (const spread of ['perConnection', 'oneChat'] as const) {
+      const { profile, text, requests } = await profileRun(stack.fake.url, spread, seconds);
+      // Kept for a closer look (Chrome DevTools) until the next profile run.
+      mkdirSync('.bench-out', { recursive: true });
+      writeFileSync(join('.bench-out', `gateway-${spread}.cpuprofile`), text);
+      const areas = categorize(profile);
+      const top = topFunctions(profile, 25);
+      const busy = areas
+        .filter((a) => a.area !== 'idle' && !a.area.startsWith('module loading'))
+        .reduce((n, a) => n + a.ms, 0);
+      const what = spread === 'oneChat' ? 'all connections in one chat' : 'a chat per connection';
+      tables.push(
         {
-          title: `Main-thread CPU time by area over ${seconds} s of load and the warm-up (${requests} requests measured)`,
+          title: `${what}: main-thread CPU time by area over ${seconds} s of load (${requests} requests)`,
           headers: ['area', 'ms', '% of busy', 'ms per request'],
           rows: areas.map((a) => [
             a.area,
@@ -138,16 +159,27 @@ export async function profileBench(ctx: BenchContext): Promise<SectionReport> {
             a.area === 'idle' || a.area.startsWith('module loading') ? '' : (a.ms / requests).toFixed(3),
           ]),
         },
-      ],
+        {
+          title: `${what}: the ${top.length} functions with the most self time`,
+          headers: ['function', 'ms', '% of busy'],
+          rows: top.map((f) => [f.fn, Math.round(f.ms), `${((100 * f.ms) / busy).toFixed(1)}%`]),
+        },
+      );
+      data[spread] = { areas, top, requests, seconds };
+    }
+    return {
+      name: 'CPU profile of the gateway (50 connections, small Anthropic requests continuing their chats)',
+      seconds: (performance.now() - t0) / 1000,
+      tables,
       targets: [],
       notes: [
         'a sample counts in the first area any frame of its stack belongs to, in the order of the table',
-        'the profiler slows the process: read the shares; ms per request divides by the measured requests only (the warm-up adds about 5% more)',
+        'the profiler (sampling every 0.2 ms) slows the process: read the shares; the profile covers the load only (warm-up, start-up and shutdown left out)',
+        'the profiles are kept in .bench-out/gateway-<spread>.cpuprofile (open them in Chrome DevTools)',
       ],
-      data: { areas, requests, seconds },
+      data,
     };
   } finally {
     await stack.stop();
-    rmSync(profDir, { recursive: true, force: true });
   }
 }

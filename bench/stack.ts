@@ -1,6 +1,6 @@
 /**
- * A benchmark's own set of processes: the fake provider, the minimal proxy in front of it, and the
- * gateway in front of it (default config: both formats, chat log on, file store in a temp dir,
+ * A benchmark's own set of processes: the fake provider, the two minimal proxies in front of it
+ * (node:http, and Express 5: the floors), and the gateway in front of it (default config: both formats, chat log on, file store in a temp dir,
  * log lines to a file), each a separate process on loopback.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -72,12 +72,15 @@ export async function startGateway(fakeUrl: string, opts: GatewayOptions = {}): 
 export interface Stack {
   readonly fake: ChildHandle;
   readonly proxy: ChildHandle | undefined;
+  /** The minimal Express 5 proxy (the Express floor); started with the minimal proxy. */
+  readonly express: ChildHandle | undefined;
   readonly gateway: GatewayHandle | undefined;
   stop(): Promise<void>;
 }
 
 export interface StackOptions {
   fake?: FakeProviderOptions;
+  /** False: neither minimal proxy (node:http nor Express). */
   proxy?: boolean;
   /** The gateway's options; false: no gateway. */
   gateway?: GatewayOptions | false;
@@ -96,9 +99,14 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         ? undefined
         : await startChild('minimal proxy', './minimal-proxy.ts', { target: fake.url });
     if (proxy) started.push(proxy);
+    const expressProxy =
+      opts.proxy === false
+        ? undefined
+        : await startChild('minimal Express proxy', './minimal-express-proxy.ts', { target: fake.url });
+    if (expressProxy) started.push(expressProxy);
     const gateway = opts.gateway === false ? undefined : await startGateway(fake.url, opts.gateway ?? {});
     if (gateway) started.push(gateway);
-    return { fake, proxy, gateway, stop: stopAll };
+    return { fake, proxy, express: expressProxy, gateway, stop: stopAll };
   } catch (e) {
     await stopAll();
     throw e;
