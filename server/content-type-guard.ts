@@ -21,10 +21,17 @@ export function hasBody(headers: { 'content-length'?: string; 'transfer-encoding
   return headers['transfer-encoding'] !== undefined;
 }
 
-/** Express middleware: 415 for a POST whose body is not declared application/json. */
+/**
+ * The POST routes the gateway serves. A POST to any other path is not refused for its content type:
+ * it gets the 404 that says the gateway does not serve it (an audio upload, a file upload).
+ */
+const SERVED_POST =
+  /^\/v1\/(chat\/completions|messages(\/count_tokens)?|responses(\/input_tokens|\/[^/]+\/cancel)?|embeddings|sessions)\/?$/i;
+
+/** Express middleware: 415 for a POST to a served route whose body is not declared application/json. */
 export function jsonContentTypeOnly(): RequestHandler {
   return function requireJsonContentType(req, _res, next) {
-    if (req.method !== 'POST' || !hasBody(req.headers)) return next();
+    if (req.method !== 'POST' || !hasBody(req.headers) || !SERVED_POST.test(req.path)) return next();
     const type = req.headers['content-type'];
     if (!isJsonContentType(type)) {
       throw new OdaError(

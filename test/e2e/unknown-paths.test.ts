@@ -54,6 +54,20 @@ describe('paths the gateway does not serve', () => {
     assert.equal(gw.fake.requests.length, 0);
   });
 
+  test('an upload to a path the gateway does not serve is that 404, not a 415 for its content type', async () => {
+    const form = new FormData();
+    form.append('file', new Blob([Buffer.from('RIFF....WAVE')], { type: 'audio/wav' }), 'a.wav');
+    form.append('model', 'whisper-1');
+    const res = await fetch(`${gw.url}/v1/audio/transcriptions`, { method: 'POST', body: form });
+    assert.equal(res.status, 404);
+    const body = (await res.json()) as { error: { message: string } };
+    assert.match(body.error.message, /the gateway does not serve POST \/v1\/audio\/transcriptions/);
+    // A served route still refuses a body that is not JSON.
+    const served = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', body: form });
+    assert.equal(served.status, 415, 'served routes keep the content-type check');
+    assert.equal(gw.fake.requests.length, 0, 'the provider received nothing');
+  });
+
   test('plain requests: the shape follows anthropic-version or x-api-key; the query is not echoed', async () => {
     const shapes: Array<[Record<string, string>, 'openai' | 'anthropic']> = [
       [{}, 'openai'],
