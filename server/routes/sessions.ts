@@ -5,6 +5,7 @@ import type { AppContext } from '../app-context.ts';
 import type { Caller } from '../auth.ts';
 import { parseJsonBody } from '../json-body.ts';
 import { scopedChatId, teamPrefix, visibleTo } from '../team-scope.ts';
+import { sessionTree } from '../session-tree.ts';
 import { chatAccounts } from '../usage-accounting.ts';
 import { assertChatId, isChatId } from '../../chat-log/chat-id.ts';
 import { parseReadBound } from '../../chat-log/read-range.ts';
@@ -206,7 +207,8 @@ export function sessionsRoutes(app: AppContext): Router {
     const id = chatIdParam(req, caller(res));
     const header = await visibleHeader(id, caller(res));
     const snapshot = await app.chatLog.snapshot(id);
-    res.json({ header, snapshot, ...(await chatAccounts(app, id)) });
+    const conversations = await sessionTree(app.chatLog, header, caller(res));
+    res.json({ header, snapshot, conversations, ...(await chatAccounts(app, id)) });
   });
 
   // At most MAX_EVENTS_PER_READ events or MAX_EVENT_BYTES_PER_READ bytes of them per call, streamed
