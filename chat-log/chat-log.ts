@@ -5,7 +5,15 @@
  */
 import type { Clock } from '../lib/clock.ts';
 import type { NormalizedMessage } from './pending-message.ts';
-import type { ChatListQuery, ChatPage, ChatSummary, EventLines, LogBackend, StoreStats } from './store.ts';
+import type {
+  AppendOptions,
+  ChatListQuery,
+  ChatPage,
+  ChatSummary,
+  EventLines,
+  LogBackend,
+  StoreStats,
+} from './store.ts';
 import { VERSION, type Event, type Header, type NewEvent } from './format/current.ts';
 import type { AttachmentStore } from './attachments.ts';
 import { validateHeader } from './header.ts';
@@ -94,9 +102,17 @@ export class ChatLog {
     return this.models.state(id);
   }
 
-  /** Appends events (stamped with the clock), folds them into the read models, returns them stored. */
-  async append(id: string, events: readonly NewEvent[], expectedCount?: number): Promise<Event[]> {
-    const stored = await this.backend.append(id, events, this.clock.now(), expectedCount);
+  /**
+   * Appends events (stamped with the clock), folds them into the read models, returns them stored.
+   * `opts.built`: the gateway built the events itself (not validated against the schema again).
+   */
+  async append(
+    id: string,
+    events: readonly NewEvent[],
+    expectedCount?: number,
+    opts?: AppendOptions,
+  ): Promise<Event[]> {
+    const stored = await this.backend.append(id, events, this.clock.now(), expectedCount, opts);
     await this.models.appended(id, stored);
     return stored;
   }

@@ -101,6 +101,45 @@ function walk(value: unknown, path: string, ancestors: Set<object>, member: bool
   ancestors.delete(obj);
 }
 
+/** Nesting past which the quick check leaves a value to the full one. */
+const QUICK_DEPTH = 512;
+
+/**
+ * True when `value` is JSON data that a round trip gives back unchanged, checked the quick way: for
+ * values built from parsed JSON and object literals (what the gateway builds its events from), it
+ * looks at what such data can hold (negative zero, NaN, infinities, undefined members, holes,
+ * non-plain objects, values that are not JSON) without building a path per member. Accessors,
+ * symbol keys and hidden members, which such data cannot have, are not looked for. False means
+ * "check it the full way": {@link assertLossless} says what and where.
+ */
+export function isPlainJson(value: unknown, depth = 0): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value) && !Object.is(value, -0);
+    case 'object':
+      break;
+    default:
+      return false;
+  }
+  if (value === null) return true;
+  if (depth > QUICK_DEPTH) return false;
+  if (Array.isArray(value)) {
+    if (Object.getPrototypeOf(value) !== Array.prototype) return false;
+    for (let i = 0; i < value.length; i++) {
+      if (!(i in value) || !isPlainJson(value[i], depth + 1)) return false;
+    }
+    return true;
+  }
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false;
+  const rec = value as Record<string, unknown>;
+  for (const key in rec) if (!isPlainJson(rec[key], depth + 1)) return false;
+  return true;
+}
+
 /**
  * Throws a {@link LosslessError} unless `value` survives a JSON round trip unchanged. `what` names
  * the root in the message path (e.g. `events` gives `value at events[0].content[1].x is ...`).

@@ -15,6 +15,7 @@ import { OdaError } from '../lib/errors.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import {
   parseStoredCheckpoint,
+  type AppendOptions,
   type ChatSummary,
   type EventLines,
   type LogBackend,
@@ -240,11 +241,12 @@ export class FileLogBackend implements LogBackend {
     events: readonly NewEvent[],
     now: number,
     expectedCount?: number,
+    opts: AppendOptions = {},
   ): Promise<Event[]> {
     return this.appendMutex.run(id, async () => {
       const c = await this.existing(id);
       if (expectedCount !== undefined && c.offsets.length !== expectedCount) throw changedUnder(id);
-      const batch = prepareBatch(events, c.offsets.length, now);
+      const batch = prepareBatch(events, c.offsets.length, now, opts.built);
       if (batch.events.length === 0) return [];
       const data = Buffer.from(batch.text, 'utf8');
       try {

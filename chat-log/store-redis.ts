@@ -20,6 +20,7 @@ import { Redis } from 'ioredis';
 import { OdaError, isOdaError } from '../lib/errors.ts';
 import {
   parseStoredCheckpoint,
+  type AppendOptions,
   type ChatSummary,
   type EventLines,
   type LogBackend,
@@ -320,6 +321,7 @@ export class RedisLogBackend implements LogBackend {
     events: readonly NewEvent[],
     now: number,
     expectedCount?: number,
+    opts: AppendOptions = {},
   ): Promise<Event[]> {
     assertChatId(id);
     // The team's activity set moves with the chat (the header is cached: usually no round trip).
@@ -329,7 +331,7 @@ export class RedisLogBackend implements LogBackend {
     return this.appendMutex.run(id, async () => {
       for (let round = 0; round < MAX_APPEND_ROUNDS; round++) {
         const count = expectedCount ?? (await this.count(id));
-        const batch = prepareBatch(events, count, now);
+        const batch = prepareBatch(events, count, now, opts.built);
         if (batch.events.length === 0) return [];
         const reply = await this.run((r) =>
           r.eval(

@@ -67,6 +67,15 @@ export function parseStoredCheckpoint(text: string, model: string): StoredCheckp
   }
 }
 
+/** How an append checks its events. */
+export interface AppendOptions {
+  /**
+   * The gateway built the events itself: they are checked for what their types cannot promise
+   * (values that do not survive JSON) but not validated against the schema again.
+   */
+  built?: boolean;
+}
+
 export interface LogBackend {
   /** Creates a chat; `seed` events (a branched chat) are copied in first, keeping their order. */
   create(header: Header, seed?: readonly Event[]): Promise<'created' | 'exists'>;
@@ -78,7 +87,13 @@ export interface LogBackend {
    * batch is stored only if the chat still holds exactly that many events (a caller that compared
    * against that state under the chat's lock); otherwise nothing is stored and a 503 is thrown.
    */
-  append(id: string, events: readonly NewEvent[], now: number, expectedCount?: number): Promise<Event[]>;
+  append(
+    id: string,
+    events: readonly NewEvent[],
+    now: number,
+    expectedCount?: number,
+    opts?: AppendOptions,
+  ): Promise<Event[]>;
   /** Events with `offset <= seq < offset + length` (length undefined: to the end). */
   read(id: string, offset: number, length?: number): Promise<Event[]>;
   /** Number of events (the next seq). */

@@ -52,18 +52,20 @@ export async function appendInTurns(
   turns?: TurnTaker,
   limits = SLICE_LIMITS,
 ): Promise<void> {
+  // The binder's own events (built from the parsed request): not validated against the schema again.
+  const built = { built: true };
   const slices = slicesOf(events, limits);
   if (slices.length <= 1) {
-    await chatLog.append(id, events, expectedCount);
+    await chatLog.append(id, events, expectedCount, built);
     return;
   }
   const turn = () => (turns ? turns.take() : nextTurn());
   for (const [start, end] of slices) {
-    prepareBatch(events.slice(start, end), expectedCount + start, 0);
+    prepareBatch(events.slice(start, end), expectedCount + start, 0, true);
     await turn();
   }
   for (const [start, end] of slices) {
-    await chatLog.append(id, events.slice(start, end), expectedCount + start);
+    await chatLog.append(id, events.slice(start, end), expectedCount + start, built);
     // The file store writes synchronously: without this the slices would run in one turn anyway.
     await turn();
   }

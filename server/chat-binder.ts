@@ -157,6 +157,9 @@ interface PrefixEntry {
   chatId: string;
 }
 
+/** Appends of events the binder built itself: not validated against the log's schema again. */
+const BUILT = { built: true } as const;
+
 /** Regenerations of one history get branches of their own up to this many; later ones share the last. */
 const MAX_REGENERATIONS = 16;
 
@@ -505,7 +508,7 @@ export class ChatBinder {
     };
     const record = async (events: NewEvent[]) => {
       try {
-        await this.chatLog.append(chatId, events);
+        await this.chatLog.append(chatId, events, undefined, BUILT);
       } catch (e) {
         throw new OdaError(
           'ODA_ERR_LOG_WRITE',
@@ -586,7 +589,7 @@ export class ChatBinder {
           }
           const events = there ? [] : answerEvents();
           events.push(response);
-          await chatLog.append(chatId, events, latest.count);
+          await chatLog.append(chatId, events, latest.count, BUILT);
           return undefined;
         });
         if (!branch) return chatId;
@@ -613,7 +616,7 @@ export class ChatBinder {
         await chatLog.withChat(branch.id, async (latest) => {
           const events = latest.messages.messages[answerAt] ? [] : answerEvents();
           events.push(response);
-          await chatLog.append(branch.id, events, latest.count);
+          await chatLog.append(branch.id, events, latest.count, BUILT);
         });
         return branch.id;
       },
