@@ -243,6 +243,7 @@ export class ChatBinder {
       request,
       0,
       input.continues !== undefined,
+      input.startedAt,
     );
     // The wire messages stand for the chat's messages before the answer (after a compaction, the
     // ones that replaced the summarised history).
@@ -342,6 +343,8 @@ export class ChatBinder {
     depth = 0,
     /** True when the incoming messages follow the whole logged history (a previous_response_id). */
     appendAll = false,
+    /** When the request started (a regeneration starts after the answer it replaces was logged). */
+    startedAt = Number.POSITIVE_INFINITY,
   ): Promise<{ chatId: string; state: ChatState; answerAt: number }> {
     await this.ensureChat(id, meta);
     const outcome = await this.chatLog.withChat(id, async (state) => {
@@ -383,8 +386,16 @@ export class ChatBinder {
         const path = [...prefix, digests[k - known]!];
         return { branch: { id: regenerated ?? branchId(id, path), seedUntil, header: state.header } };
       }
-      // (Not when a concurrent request of the same client already sent that answer back.)
-      if (!diverges && k - known === digests.length && logged[k]?.answer && depth < 8) {
+      // Only a request that started after that answer was logged: concurrent requests for one
+      // history (an agent's parallel calls, a burst) all belong to the chat itself.
+      const answeredAt = logged[k]?.answeredAt;
+      if (
+        !diverges &&
+        k - known === digests.length &&
+        answeredAt !== undefined &&
+        startedAt > answeredAt &&
+        depth < 8
+      ) {
         // The log already answered this very history: the client asks for another answer. The
         // exchange goes to a branch chosen now, so the answer's x-session-id (sent before a stream's
         // first byte) names the chat it is logged in (SPEC section 2).
@@ -450,6 +461,8 @@ export class ChatBinder {
         0,
         request,
         depth + 1,
+        false,
+        startedAt,
       );
     }
     const { id: childId, seedUntil, header: parentHeader } = outcome.branch!;
@@ -466,7 +479,7 @@ export class ChatBinder {
         seed,
       );
     }
-    return this.appendIncoming(childId, meta, messages, digests, known, request, depth + 1);
+    return this.appendIncoming(childId, meta, messages, digests, known, request, depth + 1, false, startedAt);
   }
 
   /** The branch of `id` for the n-th regenerated answer after the messages `prefix`. */

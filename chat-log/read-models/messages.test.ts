@@ -42,8 +42,8 @@ test("a provider's answer is marked, a client's message is not", () => {
   const echoed: Event = { ...msg(2, 'model', 'hello'), source: { kind: 'client' } } as Event;
   const s = fold(messagesModel, messagesModel.initial(), [msg(0, 'user', 'hi'), answer, echoed]);
   assert.deepEqual(
-    s.messages.map((m) => m.answer ?? false),
-    [false, true, false],
+    s.messages.map((m) => m.answeredAt ?? false),
+    [false, 1001, false],
   );
 });
 

@@ -14,8 +14,11 @@ export const loggedMessage = z.strictObject({
   seq: z.number().int().nonnegative(),
   role: conversationRole,
   digest: z.string().regex(/^[0-9a-f]{64}$/),
-  /** Logged as a provider's answer (not sent back by a client): a second answer to its history is a regeneration. */
-  answer: z.literal(true).optional(),
+  /**
+   * When it was logged as a provider's answer (not sent back by a client): a request for this very
+   * history that starts after it asks for another answer (a regeneration).
+   */
+  answeredAt: z.number().int().nonnegative().optional(),
 });
 export type LoggedMessage = z.infer<typeof loggedMessage>;
 
@@ -24,7 +27,7 @@ export type MessagesState = z.infer<typeof messagesState>;
 
 export const messagesModel: ReadModel<MessagesState> = {
   name: 'messages',
-  version: 3,
+  version: 4,
   internal: true,
   schema: messagesState,
   initial: () => ({ messages: [] }),
@@ -47,7 +50,7 @@ export const messagesModel: ReadModel<MessagesState> = {
         seq: event.seq,
         role: role.data,
         digest: messageDigest(event),
-        ...(event.source?.kind === 'provider' ? { answer: true as const } : {}),
+        ...(event.source?.kind === 'provider' ? { answeredAt: event.at } : {}),
       });
     }
     return messages ? { messages } : state;

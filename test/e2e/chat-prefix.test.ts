@@ -80,6 +80,8 @@ test('a regenerated answer is logged in the branch its continuation is bound to,
     };
     const h: Msg[] = [{ role: 'user', content: 'q1' }];
     assert.equal(await send(h, 'first answer'), 'regen-chat');
+    // The user asks for another answer a moment after reading the first.
+    gw.clock.advance(1000);
     // The answer's x-session-id names the chat the regenerated exchange is logged in.
     const regenerated = await send(h, 'regenerated answer');
     assert.match(regenerated, /^regen-chat\.b[0-9a-f]{12}$/);
@@ -98,6 +100,7 @@ test('a regenerated answer is logged in the branch its continuation is bound to,
     assert.deepEqual(await texts(branch), ['user:q1', 'model:regenerated answer', 'user:q2', 'model:third']);
 
     // Streamed, the header goes out before the answer exists: it still names where it is logged.
+    gw.clock.advance(1000);
     const streamed = await fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-session-id': 'regen-chat' },
