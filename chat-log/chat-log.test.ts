@@ -9,6 +9,7 @@ import { AttachmentStore } from './attachments.ts';
 import { ManualClock } from '../lib/clock.ts';
 import { isOdaError } from '../lib/errors.ts';
 import { T0, say } from './test-batches.ts';
+import { savingsModel } from './read-models/savings.ts';
 
 function setup(opts: { checkpointEvery?: number } = {}) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'oda-chatlog-'));
@@ -103,6 +104,7 @@ describe('ChatLog.open, append and snapshot', () => {
           cacheWriteTokens: 0,
           lastActivityAt: null,
         },
+        savings: savingsModel.view!(savingsModel.initial()),
       },
     });
     const before = await log.open('c');
@@ -136,6 +138,8 @@ describe('ChatLog.open, append and snapshot', () => {
     assert.equal(after?.count, 4);
     assert.equal(after?.cacheClock.lastCacheTouchAt, T0 + 900);
     assert.equal(after?.totals.inputTokens, 12);
+    // A 2xx answer's usage, by kind (an OpenAI-format request: no cached tokens here).
+    assert.deepEqual(after?.savings.tokens, { input: 12, cacheWrite: 0, cacheRead: 0, output: 3 });
     assert.deepEqual(
       after?.messages.messages.map((m) => [m.seq, m.role]),
       [
@@ -145,7 +149,7 @@ describe('ChatLog.open, append and snapshot', () => {
     );
     const snap = await log.snapshot('c');
     assert.equal(snap.position, 3);
-    assert.deepEqual(Object.keys(snap.values).sort(), ['cache-clock', 'totals']);
+    assert.deepEqual(Object.keys(snap.values).sort(), ['cache-clock', 'savings', 'totals']);
   });
 
   test('missing chats: open is undefined, snapshot and withChat are 404', async () => {
