@@ -12,6 +12,26 @@ import { upstreamHeaders } from '../upstream-headers.ts';
 import { peekStreamStart } from './peek-stream.ts';
 import type { ModelCall } from './read-call.ts';
 
+/** URLs built per provider config: the same base URL, path and query always build the same URL. */
+const builtUrls = new WeakMap<object, Map<string, string>>();
+
+/** `buildUpstreamUrl`, built (and its origin checked) once per provider, path and query. */
+function upstreamUrl(
+  config: { readonly baseUrl: string },
+  apiPath: string,
+  query: Readonly<Record<string, string>>,
+): string {
+  let urls = builtUrls.get(config);
+  if (!urls) builtUrls.set(config, (urls = new Map()));
+  const key = `${apiPath}?${JSON.stringify(query)}`;
+  let url = urls.get(key);
+  if (url === undefined) {
+    url = buildUpstreamUrl(config.baseUrl, apiPath, query);
+    urls.set(key, url);
+  }
+  return url;
+}
+
 /** Attempts and retries so far, kept up to date also when the loop throws. */
 export interface ForwardProgress {
   attempts: number;
@@ -26,8 +46,8 @@ export async function forward(
   progress: ForwardProgress,
 ): Promise<RepairLoopResult> {
   const { provider, adapter } = call;
-  const url = buildUpstreamUrl(
-    provider.config.baseUrl,
+  const url = upstreamUrl(
+    provider.config,
     adapter.apiPath(call.route.path),
     forwardedQuery(call.query, call.route.query ?? {}),
   );

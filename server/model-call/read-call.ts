@@ -35,7 +35,10 @@ export interface ModelCall {
   readonly caller: Caller;
   /** Aborted when the client goes away before the answer is complete. */
   readonly abort: AbortController;
-  log: Logger;
+  /** What every log line of the call says (request id, provider, model; the chat once bound). */
+  readonly logFields: Record<string, unknown>;
+  /** A logger with `logFields`, made when a line is written (most calls write one). */
+  readonly log: Logger;
 }
 
 /** Reads and checks a model call; throws a 400/404 in the endpoint's shape when it cannot go on. */
@@ -67,6 +70,7 @@ export function readCall(
       },
     );
   }
+  const logFields: Record<string, unknown> = { reqId: requestId, provider: provider.config.name, model };
   return {
     requestId,
     startedAt,
@@ -80,6 +84,9 @@ export function readCall(
     query: req.query as Record<string, unknown>,
     caller: res.locals.caller as Caller,
     abort,
-    log: app.logger.child({ reqId: requestId, provider: provider.config.name, model }),
+    logFields,
+    get log() {
+      return app.logger.child(logFields);
+    },
   };
 }
