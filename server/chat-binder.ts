@@ -44,6 +44,9 @@ export interface BindInput {
   adapter: FormatAdapter;
   providerName: string;
   body: Record<string, unknown>;
+  /** The body's bytes as sent, and where its top-level list's elements are in them. */
+  raw?: Buffer;
+  wireRanges?: WireRanges;
   headers: IncomingHttpHeaders;
   caller: Caller;
   /**
@@ -124,14 +127,39 @@ function pathHash(digests: readonly string[]): string {
 }
 
 /**
- * sha256 of the JSON of the first `prefixCount` wire messages and of all of them, in one pass:
- * equal JSON means equal parsed messages, so equal normalized ones.
+ * Where each element of the body's top-level `messages` (or Responses `input`) list is in the bytes
+ * the client sent: element k spans `ranges[2k]` to `ranges[2k + 1]` (found by the body's shape
+ * scan, `json-limits.ts`).
+ */
+export interface WireRanges {
+  key: 'messages' | 'input';
+  ranges: readonly number[];
+}
+
+/**
+ * sha256 of the first `prefixCount` wire messages and of all of them, in one pass. From the bytes as
+ * sent when their ranges are known (the span from the first message to the end of the k-th: equal
+ * bytes mean equal parsed messages, and no message is serialised again), else from each message's
+ * JSON (equal JSON means equal parsed messages). The two kinds never compare equal.
  */
 async function wirePrefixHashes(
   wire: readonly unknown[],
   prefixCount: number | undefined,
   turns: TurnTaker | undefined,
+  sent?: { raw: Buffer; ranges: readonly number[] },
 ): Promise<{ prefix: string | undefined; full: string }> {
+  if (sent && sent.ranges.length === 2 * wire.length && wire.length > 0) {
+    const { raw, ranges } = sent;
+    const h = createHash('sha256').update('bytes\n');
+    const from = ranges[0]!;
+    let prefix: string | undefined;
+    if (prefixCount !== undefined && prefixCount <= wire.length) {
+      const cut = prefixCount === 0 ? from : ranges[2 * prefixCount - 1]!;
+      prefix = h.update(raw.subarray(from, cut)).copy().digest('hex');
+      return { prefix, full: h.update(raw.subarray(cut, ranges[2 * wire.length - 1])).digest('hex') };
+    }
+    return { prefix, full: h.update(raw.subarray(from, ranges[2 * wire.length - 1])).digest('hex') };
+  }
   const h = createHash('sha256');
   let prefix: string | undefined;
   // A slice at a time, so a long history does not hold up every other request (SPEC section 14).
@@ -146,6 +174,16 @@ async function wirePrefixHashes(
   );
   if (prefixCount === wire.length) prefix = h.copy().digest('hex');
   return { prefix, full: h.digest('hex') };
+}
+
+/** The bytes and element ranges of the request's wire list, when the ranges are of that very list. */
+function sentList(
+  input: BindInput,
+  wire: readonly unknown[],
+): { raw: Buffer; ranges: readonly number[] } | undefined {
+  const { raw, wireRanges } = input;
+  if (!raw || !wireRanges || wire !== input.body[wireRanges.key]) return undefined;
+  return { raw, ranges: wireRanges.ranges };
 }
 
 /** The wire messages of a chat's last bound request, hashed, and the chat (or branch) they are in. */
@@ -210,7 +248,7 @@ export class ChatBinder {
     }
     // A continuation by response id sends only new items: nothing to compare, all to append.
     const cached = input.continues !== undefined ? undefined : this.prefixes.get(baseId);
-    const hashes = await wirePrefixHashes(wire, cached?.wireCount, this.turns);
+    const hashes = await wirePrefixHashes(wire, cached?.wireCount, this.turns, sentList(input, wire));
     const reuse = cached !== undefined && hashes.prefix === cached.hash;
     const normalized = input.adapter.normalizeRequest(input.body, {
       fromIndex: reuse ? cached.wireCount : 0,

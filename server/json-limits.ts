@@ -100,10 +100,21 @@ export class JsonShapeScan {
   private messagesDepth = 0;
   private awaitingElement = false;
   private messagesNow = 0;
+  /** Where the last value seen ends (the byte after it). */
+  private lastEnd = 0;
+  /** The key of the top-level array being counted, and of the last top-level array key seen. */
+  private listKey: 'messages' | 'input' | undefined;
+  private keyNow: 'messages' | 'input' | undefined;
   /** Most messages seen in one top-level array, and images seen. */
   messages = 0;
   images = 0;
   exceeded: JsonLimitExceeded | undefined;
+  /**
+   * The byte range of each element of the last top-level `messages` or `input` array (the one
+   * JSON.parse keeps): start and end (exclusive) of element k at [2k] and [2k + 1]. Lets a request
+   * whose history starts with the bytes of an earlier one be recognised without serialising it.
+   */
+  list: { key: 'messages' | 'input'; ranges: number[] } | undefined;
 
   constructor(
     private readonly bytes: Uint8Array,
@@ -127,12 +138,16 @@ export class JsonShapeScan {
       const b = bytes[i]!;
       if (isSpace(b) || b === COLON) continue;
       if (this.messagesDepth !== 0 && this.depth === this.messagesDepth) {
+        const ranges = this.list!.ranges;
         if (b === COMMA) {
           this.awaitingElement = true;
+          if (ranges.length % 2 === 1) ranges.push(this.lastEnd);
         } else if (b === CLOSE_ARRAY) {
           this.messagesDepth = 0;
+          if (ranges.length % 2 === 1) ranges.push(this.lastEnd);
         } else if (this.awaitingElement) {
           this.awaitingElement = false;
+          ranges.push(i);
           if (++this.messagesNow > this.messages) this.messages = this.messagesNow;
           if (this.messages > limits.maxMessages) this.exceeded = 'messages';
         }
@@ -149,11 +164,14 @@ export class JsonShapeScan {
           }
         }
         i = close;
+        this.lastEnd = close + 1;
         continue;
       }
+      this.lastEnd = i + 1;
       if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
         const startsMessages =
           b === OPEN_ARRAY && this.depth === 1 && this.objects[1] === 1 && this.lastKey === KEY_MESSAGES;
+        if (startsMessages) this.listKey = this.keyNow;
         this.lastKey = KEY_OTHER;
         if (++this.depth > limits.maxDepth) this.exceeded = 'depth';
         else if (++this.values > limits.maxValues) this.exceeded = 'values';
@@ -164,6 +182,8 @@ export class JsonShapeScan {
             this.messagesDepth = this.depth;
             this.awaitingElement = true;
             this.messagesNow = 0;
+            // A repeated key: JSON.parse keeps the last one, and so do the ranges.
+            this.list = { key: this.listKey!, ranges: [] };
           }
         }
       } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
@@ -186,7 +206,10 @@ export class JsonShapeScan {
     if (!escaped && length !== 4 && length !== 8 && length !== 5) return KEY_OTHER;
     const key = stringText(this.bytes, open, close);
     if (key === 'type') return KEY_TYPE;
-    if (this.depth === 1 && (key === 'messages' || key === 'input')) return KEY_MESSAGES;
+    if (this.depth === 1 && (key === 'messages' || key === 'input')) {
+      this.keyNow = key;
+      return KEY_MESSAGES;
+    }
     return KEY_OTHER;
   }
 }
@@ -223,11 +246,13 @@ export async function scanJsonShape(
  * messages (`server.maxMessages`) or images (`server.maxImagesPerRequest`).
  */
 export function jsonLimits(limits: JsonLimits = DEFAULT_JSON_LIMITS, turns?: TurnTaker): RequestHandler {
-  return async function checkJsonLimits(req, _res, next) {
+  return async function checkJsonLimits(req, res, next) {
     const body: unknown = req.body;
     if (!Buffer.isBuffer(body) || body.length === 0) return next();
     // A large body is parsed right after its scan: it takes its own turn for that too.
     const scan = await scanJsonShape(body, limits, body.length > SLICE_BYTES ? turns : undefined);
+    // Where each message's bytes are, for the model call (`WireRanges`).
+    if (scan.list) res.locals.wireRanges = scan.list;
     switch (scan.exceeded) {
       case 'depth':
         throw new OdaError(

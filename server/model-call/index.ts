@@ -59,6 +59,8 @@ async function bindChat(app: AppContext, call: ModelCall, res: Response): Promis
     adapter: call.adapter,
     providerName: call.provider.config.name,
     body: call.body,
+    raw: call.raw,
+    ...(call.wireRanges ? { wireRanges: call.wireRanges } : {}),
     headers: call.headers,
     caller: call.caller,
   });

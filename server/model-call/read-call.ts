@@ -12,6 +12,7 @@ import type { AppContext } from '../app-context.ts';
 import type { Caller } from '../auth.ts';
 import { parseJsonBody } from '../json-body.ts';
 import type { Logger } from '../logger.ts';
+import type { WireRanges } from '../chat-binder.ts';
 
 /** The route a model call came in on: its fixed path and the query parameters it forwards. */
 export interface ModelRoute {
@@ -30,6 +31,8 @@ export interface ModelCall {
   /** The body as the client sent it (bytes) and parsed. */
   readonly raw: Buffer;
   readonly body: Record<string, unknown>;
+  /** Where each element of the body's top-level `messages` or `input` array is in `raw`. */
+  readonly wireRanges: WireRanges | undefined;
   readonly headers: IncomingHttpHeaders;
   readonly query: Readonly<Record<string, unknown>>;
   readonly caller: Caller;
@@ -80,6 +83,7 @@ export function readCall(
     model,
     raw,
     body,
+    wireRanges: res.locals.wireRanges as WireRanges | undefined,
     headers: req.headers,
     query: req.query as Record<string, unknown>,
     caller: res.locals.caller as Caller,

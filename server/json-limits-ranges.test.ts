@@ -1,0 +1,58 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { DEFAULT_JSON_LIMITS, JsonShapeScan } from './json-limits.ts';
+
+/** The scan's ranges for `text`, scanned in slices of `budget` bytes. */
+function rangesOf(text: string, budget = Infinity) {
+  const bytes = Buffer.from(text, 'utf8');
+  const scan = new JsonShapeScan(bytes, DEFAULT_JSON_LIMITS);
+  while (!scan.done) scan.step(budget);
+  return { bytes, list: scan.list };
+}
+
+/** The elements the ranges point at, parsed. */
+function elements(bytes: Buffer, ranges: readonly number[]): unknown[] {
+  const out: unknown[] = [];
+  for (let k = 0; k < ranges.length; k += 2) {
+    out.push(JSON.parse(bytes.toString('utf8', ranges[k], ranges[k + 1])));
+  }
+  return out;
+}
+
+test('each range is exactly one element of the top-level messages array, whatever the spacing', () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.jsonValue({ maxDepth: 4 }), { maxLength: 12 }),
+      fc.constantFrom(undefined, 1, 2, '\t'),
+      fc.constantFrom(1, 7, 64, Infinity),
+      (messages, indent, budget) => {
+        const text = JSON.stringify({ model: 'm', messages, stream: false }, null, indent);
+        const { bytes, list } = rangesOf(text, budget);
+        assert.equal(list?.key, 'messages');
+        assert.equal(list.ranges.length, 2 * messages.length);
+        assert.deepEqual(elements(bytes, list.ranges), JSON.parse(JSON.stringify(messages)));
+        // Ranges are in order and never overlap.
+        for (let i = 1; i < list.ranges.length; i++) assert.ok(list.ranges[i - 1]! <= list.ranges[i]!);
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+test('strings with escapes and brackets inside, and the Responses input list', () => {
+  const input = ['a "quoted" ] , [ text\\', { type: 'message', content: 'x}{,' }, 3, null, true];
+  const { bytes, list } = rangesOf(JSON.stringify({ input, model: 'm' }));
+  assert.equal(list?.key, 'input');
+  assert.deepEqual(elements(bytes, list.ranges), input);
+});
+
+test('only the top-level array, the last one when the key repeats (as JSON.parse keeps it)', () => {
+  const nested = rangesOf('{"x":{"messages":[1,2]},"meta":[{"input":[3]}]}');
+  assert.equal(nested.list, undefined);
+  const repeated = rangesOf('{"messages":[1,2,3],"model":"m","messages":[{"a":4}, 5]}');
+  assert.equal(repeated.list?.key, 'messages');
+  assert.deepEqual(elements(repeated.bytes, repeated.list.ranges), [{ a: 4 }, 5]);
+  const empty = rangesOf('{"messages":[ ]}');
+  assert.deepEqual(empty.list, { key: 'messages', ranges: [] });
+});
