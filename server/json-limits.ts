@@ -70,6 +70,19 @@ const KEY_OTHER = 0;
 const IMAGE_TYPES = new Set(['image', 'image_url', 'input_image', 'computer_screenshot']);
 const LONGEST_IMAGE_TYPE = Math.max(...[...IMAGE_TYPES].map((t) => t.length));
 
+/** True when the bytes between quotes `open` and `close` are exactly `ascii` (no escapes). */
+function bytesAre(bytes: Uint8Array, open: number, close: number, ascii: string): boolean {
+  if (close - open - 1 !== ascii.length) return false;
+  for (let k = 0; k < ascii.length; k++) if (bytes[open + 1 + k] !== ascii.charCodeAt(k)) return false;
+  return true;
+}
+
+/** True when the string between quotes `open` and `close` has an escape. */
+function hasEscape(bytes: Uint8Array, open: number, close: number): boolean {
+  for (let j = open + 1; j < close; j++) if (bytes[j] === BACKSLASH) return true;
+  return false;
+}
+
 /** The text of the string between quotes `open` and `close`, decoding escapes only when present. */
 function stringText(bytes: Uint8Array, open: number, close: number): string | undefined {
   const inner = Buffer.from(bytes.buffer, bytes.byteOffset + open + 1, Math.max(0, close - open - 1));
@@ -159,9 +172,7 @@ export class JsonShapeScan {
           this.lastKey = this.classifyKey(i, close);
         } else if (this.lastKey === KEY_TYPE) {
           this.lastKey = KEY_OTHER;
-          if (close - i - 1 <= LONGEST_IMAGE_TYPE && IMAGE_TYPES.has(stringText(bytes, i, close) ?? '')) {
-            if (++this.images > limits.maxImages) this.exceeded = 'images';
-          }
+          if (this.isImageType(i, close) && ++this.images > limits.maxImages) this.exceeded = 'images';
         }
         i = close;
         this.lastEnd = close + 1;
@@ -199,12 +210,30 @@ export class JsonShapeScan {
     this.at = i;
   }
 
+  /** True when the string between quotes `open` and `close` is one of IMAGE_TYPES. */
+  private isImageType(open: number, close: number): boolean {
+    const bytes = this.bytes;
+    if (close - open - 1 > LONGEST_IMAGE_TYPE) return false;
+    // Compared byte for byte (every `type` value is looked at): text only for escaped strings.
+    if (!hasEscape(bytes, open, close)) {
+      for (const t of IMAGE_TYPES) if (bytesAre(bytes, open, close, t)) return true;
+      return false;
+    }
+    return IMAGE_TYPES.has(stringText(bytes, open, close) ?? '');
+  }
+
   private classifyKey(open: number, close: number): number {
-    const length = close - open - 1;
-    // Cheap first: only keys of the right length (or with escapes) can be one we look for.
-    const escaped = this.bytes.subarray(open + 1, close).includes(BACKSLASH);
-    if (!escaped && length !== 4 && length !== 8 && length !== 5) return KEY_OTHER;
-    const key = stringText(this.bytes, open, close);
+    const bytes = this.bytes;
+    // Cheap first: every key passes here, so the plain ones are compared byte for byte.
+    if (!hasEscape(bytes, open, close)) {
+      if (bytesAre(bytes, open, close, 'type')) return KEY_TYPE;
+      if (this.depth !== 1) return KEY_OTHER;
+      if (bytesAre(bytes, open, close, 'messages')) this.keyNow = 'messages';
+      else if (bytesAre(bytes, open, close, 'input')) this.keyNow = 'input';
+      else return KEY_OTHER;
+      return KEY_MESSAGES;
+    }
+    const key = stringText(bytes, open, close);
     if (key === 'type') return KEY_TYPE;
     if (this.depth === 1 && (key === 'messages' || key === 'input')) {
       this.keyNow = key;
