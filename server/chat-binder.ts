@@ -137,43 +137,45 @@ export interface WireRanges {
 }
 
 /**
- * sha256 of the first `prefixCount` wire messages and of all of them, in one pass. From the bytes as
- * sent when their ranges are known (the span from the first message to the end of the k-th: equal
- * bytes mean equal parsed messages, and no message is serialised again), else from each message's
- * JSON (equal JSON means equal parsed messages). The two kinds never compare equal.
+ * sha256 of the first n wire messages for each n of `counts` (at most the list's length), and of
+ * all of them, in one pass. From the bytes as sent when their ranges are known (the span from the
+ * first message to the end of the n-th: equal bytes mean equal parsed messages, and no message is
+ * serialised again), else from each message's JSON (equal JSON means equal parsed messages). The
+ * two kinds never compare equal.
  */
 async function wirePrefixHashes(
   wire: readonly unknown[],
-  prefixCount: number | undefined,
+  counts: readonly number[],
   turns: TurnTaker | undefined,
   sent?: { raw: Buffer; ranges: readonly number[] },
-): Promise<{ prefix: string | undefined; full: string }> {
+): Promise<{ at: Map<number, string>; full: string }> {
+  const at = new Map<number, string>();
+  const cuts = [...new Set(counts)].filter((n) => n <= wire.length).sort((a, b) => a - b);
   if (sent && sent.ranges.length === 2 * wire.length && wire.length > 0) {
     const { raw, ranges } = sent;
     const h = createHash('sha256').update('bytes\n');
-    const from = ranges[0]!;
-    let prefix: string | undefined;
-    if (prefixCount !== undefined && prefixCount <= wire.length) {
-      const cut = prefixCount === 0 ? from : ranges[2 * prefixCount - 1]!;
-      prefix = h.update(raw.subarray(from, cut)).copy().digest('hex');
-      return { prefix, full: h.update(raw.subarray(cut, ranges[2 * wire.length - 1])).digest('hex') };
+    let from = ranges[0]!;
+    for (const n of cuts) {
+      const cut = n === 0 ? from : ranges[2 * n - 1]!;
+      at.set(n, h.update(raw.subarray(from, cut)).copy().digest('hex'));
+      from = cut;
     }
-    return { prefix, full: h.update(raw.subarray(from, ranges[2 * wire.length - 1])).digest('hex') };
+    return { at, full: h.update(raw.subarray(from, ranges[2 * wire.length - 1])).digest('hex') };
   }
   const h = createHash('sha256');
-  let prefix: string | undefined;
+  const wanted = new Set(cuts);
   // A slice at a time, so a long history does not hold up every other request (SPEC section 14).
   await forEachInTurns(
     wire,
     (m, i) => {
-      if (i === prefixCount) prefix = h.copy().digest('hex');
+      if (wanted.has(i)) at.set(i, h.copy().digest('hex'));
       h.update(JSON.stringify(m) ?? 'null');
       h.update('\n');
     },
     turns,
   );
-  if (prefixCount === wire.length) prefix = h.copy().digest('hex');
-  return { prefix, full: h.digest('hex') };
+  if (wanted.has(wire.length)) at.set(wire.length, h.copy().digest('hex'));
+  return { at, full: h.digest('hex') };
 }
 
 /** The bytes and element ranges of the request's wire list, when the ranges are of that very list. */
@@ -186,7 +188,10 @@ function sentList(
   return { raw, ranges: wireRanges.ranges };
 }
 
-/** The wire messages of a chat's last bound request, hashed, and the chat (or branch) they are in. */
+/**
+ * The wire messages of one of a chat's recent bound requests, hashed, and the chat (or branch)
+ * they are in.
+ */
 interface PrefixEntry {
   wireCount: number;
   hash: string;
@@ -194,6 +199,9 @@ interface PrefixEntry {
   loggedCount: number;
   chatId: string;
 }
+
+/** Recent prefixes kept per chat (concurrent requests of one chat arrive in any order). */
+const PREFIXES_PER_CHAT = 8;
 
 /** Appends of events the binder built itself: not validated against the log's schema again. */
 const BUILT = { built: true } as const;
@@ -214,12 +222,14 @@ export class ChatBinder {
   ) {}
 
   /**
-   * Per chat, the wire messages of its last bound request, hashed, and how many logged messages
-   * they stand for. A request whose history starts with those same wire messages needs only the
-   * rest normalized, stored and compared: the log is append-only, so a verified prefix stays so.
-   * In memory and per replica; a miss only costs the full comparison.
+   * Per chat, the wire messages of its last few bound requests (newest first, of different
+   * lengths), hashed, and how many logged messages they stand for. A request whose history starts
+   * with those same wire messages needs only the rest normalized, stored and compared: the log is
+   * append-only, so a verified prefix stays so (a compaction starts the list again). Several, so
+   * concurrent requests of one chat, which arrive in any order, find theirs. In memory and per
+   * replica; a miss only costs the full comparison.
    */
-  private readonly prefixes = new Map<string, PrefixEntry>();
+  private readonly prefixes = new Map<string, PrefixEntry[]>();
 
   async bind(input: BindInput): Promise<ChatBinding> {
     const wire = input.adapter.wireMessages(input.body);
@@ -247,15 +257,29 @@ export class ChatBinder {
       if (existing && id === baseId) team = existing.team;
     }
     // A continuation by response id sends only new items: nothing to compare, all to append.
-    const cached = input.continues !== undefined ? undefined : this.prefixes.get(baseId);
-    const hashes = await wirePrefixHashes(wire, cached?.wireCount, this.turns, sentList(input, wire));
-    const reuse = cached !== undefined && hashes.prefix === cached.hash;
+    // The newest prefix wherever it leads (a branch of the chat, too); older ones only into the
+    // chat itself, where they find what a full comparison would.
+    const candidates =
+      input.continues !== undefined
+        ? []
+        : (this.prefixes.get(baseId) ?? []).filter((c, i) => i === 0 || c.chatId === baseId);
+    const hashes = await wirePrefixHashes(
+      wire,
+      candidates.map((c) => c.wireCount),
+      this.turns,
+      sentList(input, wire),
+    );
+    // The longest verified prefix.
+    let cached: PrefixEntry | undefined;
+    for (const c of candidates) {
+      if (hashes.at.get(c.wireCount) === c.hash && (!cached || c.wireCount > cached.wireCount)) cached = c;
+    }
     const normalized = input.adapter.normalizeRequest(input.body, {
-      fromIndex: reuse ? cached.wireCount : 0,
+      fromIndex: cached ? cached.wireCount : 0,
     });
     const messages = await this.chatLog.storeImages(normalized.messages, team);
     const digests = await mapInTurns(messages, (m) => this.chatLog.messageDigest(m), this.turns);
-    const known = reuse ? cached.loggedCount : 0;
+    const known = cached ? cached.loggedCount : 0;
 
     const request: Extract<NewEvent, { type: 'request' }> = {
       type: 'request',
@@ -271,8 +295,8 @@ export class ChatBinder {
         : {}),
     };
     // A verified prefix may belong to a branch of the named chat: continue there directly.
-    const start = reuse ? cached.chatId : baseId;
-    const { chatId, state, answerAt } = await this.appendIncoming(
+    const start = cached ? cached.chatId : baseId;
+    const { chatId, state, answerAt, compacted } = await this.appendIncoming(
       start,
       meta,
       messages,
@@ -286,12 +310,11 @@ export class ChatBinder {
     // The wire messages stand for the chat's messages before the answer (after a compaction, the
     // ones that replaced the summarised history).
     if (input.continues === undefined)
-      this.rememberPrefix(baseId, {
-        wireCount: wire.length,
-        hash: hashes.full,
-        loggedCount: answerAt,
-        chatId,
-      });
+      this.rememberPrefix(
+        baseId,
+        { wireCount: wire.length, hash: hashes.full, loggedCount: answerAt, chatId },
+        compacted,
+      );
     return this.binding(chatId, state, input, answerAt);
   }
 
@@ -321,9 +344,27 @@ export class ChatBinder {
     return sideChatId(sessionId, place.purpose, [root.system, root.firstUserMessage]);
   }
 
-  private rememberPrefix(id: string, entry: PrefixEntry): void {
+  /**
+   * Notes a bound request's prefix first; after a compaction, the chat's earlier ones are gone.
+   * Beyond the limit the most redundant earlier one goes (the one whose length is nearest another's),
+   * so the lengths kept stay spread out and a late request still finds one shortly before its own.
+   */
+  private rememberPrefix(id: string, entry: PrefixEntry, compacted: boolean): void {
+    const earlier = compacted ? [] : (this.prefixes.get(id) ?? []);
+    const kept = [entry, ...earlier.filter((e) => e.wireCount !== entry.wireCount)];
+    while (kept.length > PREFIXES_PER_CHAT) {
+      const counts = kept.map((e) => e.wireCount).sort((a, b) => a - b);
+      const gap = (n: number) => {
+        const i = counts.indexOf(n);
+        return Math.min(n - (counts[i - 1] ?? -Infinity), (counts[i + 1] ?? Infinity) - n);
+      };
+      let drop = 1;
+      for (let i = 2; i < kept.length; i++)
+        if (gap(kept[i]!.wireCount) < gap(kept[drop]!.wireCount)) drop = i;
+      kept.splice(drop, 1);
+    }
     this.prefixes.delete(id);
-    this.prefixes.set(id, entry);
+    this.prefixes.set(id, kept);
     if (this.prefixes.size > 10_000) this.prefixes.delete(this.prefixes.keys().next().value as string);
   }
 
@@ -383,7 +424,7 @@ export class ChatBinder {
     appendAll = false,
     /** When the request started (a regeneration starts after the answer it replaces was logged). */
     startedAt = Number.POSITIVE_INFINITY,
-  ): Promise<{ chatId: string; state: ChatState; answerAt: number }> {
+  ): Promise<{ chatId: string; state: ChatState; answerAt: number; compacted: boolean }> {
     await this.ensureChat(id, meta);
     const outcome = await this.chatLog.withChat(id, async (state) => {
       const logged = state.messages.messages;
@@ -477,9 +518,12 @@ export class ChatBinder {
       await appendInTurns(this.chatLog, id, events, state.count, this.turns);
       // Messages, a tools change and a request event move neither the decisions nor the cache
       // clock, so the state read under the lock is still the one the pipeline needs.
-      return { state, answerAt: k + fresh.length };
+      return { state, answerAt: k + fresh.length, compacted: replaced !== undefined };
     });
-    if (outcome.state) return { chatId: id, state: outcome.state, answerAt: outcome.answerAt };
+    if (outcome.state) {
+      const { state, answerAt, compacted } = outcome;
+      return { chatId: id, state, answerAt, compacted };
+    }
     if (outcome.side) {
       const { id: sideId, from, header: parentHeader, session } = outcome.side;
       if (!(await this.chatLog.open(sideId))) {
