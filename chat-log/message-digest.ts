@@ -26,12 +26,23 @@ function canonicalPart(p: ContentPart): unknown {
   return p;
 }
 
+/**
+ * Digests already computed, by content array: the binder digests the messages it is about to log
+ * and the messages read model digests the same events (same content, role and wire objects) when
+ * it folds them. Logged content is never changed in place, and an entry lives as long as its array.
+ */
+const digested = new WeakMap<object, { role: string; wire: unknown; digest: string }>();
+
 /** sha256 (hex) of the canonical JSON of a message's role and content (and wire fields, when any). */
 export function messageDigest(message: LogMessage): string {
+  const known = digested.get(message.content);
+  if (known && known.role === message.role && known.wire === message.wire) return known.digest;
   const content = message.content.map(canonicalPart);
-  return sha256Hex(
+  const digest = sha256Hex(
     canonicalJson(
       message.wire ? { role: message.role, content, wire: message.wire } : { role: message.role, content },
     ),
   );
+  digested.set(message.content, { role: message.role, wire: message.wire, digest });
+  return digest;
 }
