@@ -54,6 +54,12 @@ export interface CallContext {
   describeImage(image: ImageRef, key: string): ImageFacts;
   /** Appends decision events to the chat log; resolves once they are durable. */
   record(events: NewEvent[]): Promise<void>;
+  /**
+   * For a large request, resolves on this request's next turn of the event loop (taken in order
+   * with other requests): the pipeline waits for it between steps, so a large request's passes
+   * never stack into one long turn. Absent for a small request, whose steps run on.
+   */
+  readonly nextTurn?: () => Promise<void>;
   /** What the mechanisms did on this request (response headers and metrics). */
   readonly effects: {
     trimmed: number;

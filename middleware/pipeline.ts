@@ -41,7 +41,8 @@ export async function runPipeline(
   const meter = new RemovalMeter();
   if (meter.attach(ctx.view)) ctx.effects.removed = meter.removed;
   try {
-    for (const step of steps) {
+    for (const [i, step] of steps.entries()) {
+      if (i > 0 && ctx.nextTurn) await ctx.nextTurn();
       meter.mechanism = MECHANISM_OF_STEP[step.name];
       await step.run(ctx);
     }

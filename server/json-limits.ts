@@ -278,8 +278,10 @@ export function jsonLimits(limits: JsonLimits = DEFAULT_JSON_LIMITS, turns?: Tur
   return async function checkJsonLimits(req, res, next) {
     const body: unknown = req.body;
     if (!Buffer.isBuffer(body) || body.length === 0) return next();
-    // A large body is parsed right after its scan: it takes its own turn for that too.
-    const scan = await scanJsonShape(body, limits, body.length > SLICE_BYTES ? turns : undefined);
+    const large = body.length > SLICE_BYTES;
+    const scan = await scanJsonShape(body, limits, large ? turns : undefined);
+    // A large body is parsed right after its scan: the parse takes a turn of its own.
+    if (large && turns && scan.exceeded === undefined) await turns.take();
     // Where each message's bytes are, for the model call (`WireRanges`).
     if (scan.list) res.locals.wireRanges = scan.list;
     switch (scan.exceeded) {

@@ -9,9 +9,15 @@ import type { ChatBinding } from '../chat-binder.ts';
 import { contextWindowFor } from '../model-facts.ts';
 import type { ModelCall } from './read-call.ts';
 
-export function buildContext(app: AppContext, call: ModelCall, binding: ChatBinding): CallContext {
+export function buildContext(
+  app: AppContext,
+  call: ModelCall,
+  binding: ChatBinding,
+  heavy = false,
+): CallContext {
   const view = call.adapter.createView(call.body);
   return {
+    ...(heavy ? { nextTurn: () => app.turns.take() } : {}),
     requestId: call.requestId,
     startedAt: call.startedAt,
     config: app.config,

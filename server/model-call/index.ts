@@ -33,7 +33,7 @@ export function modelCallHandler(app: AppContext, format: WireFormat, route: Mod
     // one's stages take less time than a turn of the event loop costs, so they run on.
     const heavy = call.raw.length >= HEAVY_BODY_BYTES;
     const binding = await bindChat(app, call, res);
-    const ctx = buildContext(app, call, binding);
+    const ctx = buildContext(app, call, binding, heavy);
     if (heavy) await app.turns.take();
     await runPipeline(ctx);
     const progress: ForwardProgress = { attempts: 0, retries: 0 };
