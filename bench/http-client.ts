@@ -24,6 +24,11 @@ export interface TimedResponse {
   text: string;
 }
 
+function staleSocket(e: unknown): boolean {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  return code === 'EPIPE' || code === 'ECONNRESET' || code === 'UND_ERR_SOCKET';
+}
+
 export async function timedPost(
   url: string,
   body: string | Buffer,
@@ -31,7 +36,16 @@ export async function timedPost(
   opts: { keepText?: boolean; recordChunks?: boolean } = {},
 ): Promise<TimedResponse> {
   const t0 = performance.now();
-  const res = await request(url, { method: 'POST', dispatcher: agent, headers, body });
+  const send = () => request(url, { method: 'POST', dispatcher: agent, headers, body });
+  const res = await send()
+    // An idle keep-alive socket the server closed while this process was busy (parsing a 30 MB
+    // body takes longer than a server's keep-alive timeout) fails on the first write, before the
+    // server read anything: sent once more on a new connection.
+    .catch((e: unknown) => (staleSocket(e) ? send() : Promise.reject(e)))
+    .catch((e: unknown) => {
+      const sid = headers['x-session-id'];
+      throw new Error(`POST ${url}${sid ? ` (x-session-id ${sid})` : ''} failed`, { cause: e });
+    });
   const headersMs = performance.now() - t0;
   let firstByteMs = Number.NaN;
   let bytes = 0;

@@ -60,7 +60,7 @@ export async function startGateway(fakeUrl: string, opts: GatewayOptions = {}): 
       dataDir,
       async stop() {
         await child.stop();
-        rmSync(dir, { recursive: true, force: true });
+        if (!process.env.KEEP_BENCH_DIR) rmSync(dir, { recursive: true, force: true });
       },
     };
   } catch (e) {
