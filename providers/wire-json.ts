@@ -11,3 +11,29 @@ export function isObj(value: unknown): value is Obj {
 export function str(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
+
+/** A token count as providers write it (a non-negative safe integer), else undefined. */
+function tokenCount(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+}
+
+/**
+ * Maps an OpenAI-style `usage` object (Chat Completions: `prompt_tokens`, `completion_tokens`,
+ * `prompt_tokens_details`; Responses: `input_tokens`, `output_tokens`, `input_tokens_details`),
+ * whose input count includes the cached tokens, to the log's usage.
+ */
+export function openaiStyleUsage(
+  usage: unknown,
+  names: { input: string; output: string; details: string },
+): { inputTokens?: number; outputTokens?: number; cacheReadTokens?: number } | undefined {
+  if (!isObj(usage)) return undefined;
+  const inputTokens = tokenCount(usage[names.input]);
+  const outputTokens = tokenCount(usage[names.output]);
+  const details = usage[names.details];
+  const cacheReadTokens = isObj(details) ? tokenCount(details.cached_tokens) : undefined;
+  return {
+    ...(inputTokens !== undefined && { inputTokens }),
+    ...(outputTokens !== undefined && { outputTokens }),
+    ...(cacheReadTokens !== undefined && { cacheReadTokens }),
+  };
+}

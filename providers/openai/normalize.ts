@@ -18,7 +18,7 @@ import type {
 } from '../provider.ts';
 import type { NormalizedMessage, PendingContentPart } from '../../chat-log/pending-message.ts';
 import { openaiImageSource, parseDataUrl } from './request-view.ts';
-import { isObj, str, type Obj } from '../wire-json.ts';
+import { isObj, openaiStyleUsage, str, type Obj } from '../wire-json.ts';
 import { canonicalJson } from '../../chat-log/canonical-json.ts';
 
 type ToolResultContent = Extract<PendingContentPart, { kind: 'tool-result' }>['content'][number];
@@ -245,23 +245,13 @@ export function normalizeOpenaiRequest(
   };
 }
 
-function count(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
-}
-
 /** Maps `usage` of a completion or of the last stream chunk. */
 function openaiUsage(usage: unknown): Usage | undefined {
-  if (!isObj(usage)) return undefined;
-  const inputTokens = count(usage.prompt_tokens);
-  const outputTokens = count(usage.completion_tokens);
-  const cacheReadTokens = isObj(usage.prompt_tokens_details)
-    ? count(usage.prompt_tokens_details.cached_tokens)
-    : undefined;
-  return {
-    ...(inputTokens !== undefined && { inputTokens }),
-    ...(outputTokens !== undefined && { outputTokens }),
-    ...(cacheReadTokens !== undefined && { cacheReadTokens }),
-  };
+  return openaiStyleUsage(usage, {
+    input: 'prompt_tokens',
+    output: 'completion_tokens',
+    details: 'prompt_tokens_details',
+  });
 }
 
 /** Normalizes a non-streamed `chat.completion` object (its first choice). */

@@ -12,7 +12,7 @@ import type { NormalizedMessage } from '../../chat-log/pending-message.ts';
 import { canonicalJson } from '../../chat-log/canonical-json.ts';
 import { sha256Hex } from '../../lib/sha256.ts';
 import type { NormalizeOptions, NormalizedRequest, NormalizedResponse } from '../provider.ts';
-import { isObj, str, type Obj } from '../wire-json.ts';
+import { isObj, openaiStyleUsage, str, type Obj } from '../wire-json.ts';
 import { normalizeItem } from './normalize-item.ts';
 import { toolNamesByCallId } from './responses-items.ts';
 
@@ -55,23 +55,13 @@ export function normalizeResponsesRequest(
   };
 }
 
-function count(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
-}
-
 /** Maps a response's `usage` (input tokens include the cached ones, as on Chat Completions). */
 function responsesUsage(usage: unknown): Usage | undefined {
-  if (!isObj(usage)) return undefined;
-  const inputTokens = count(usage.input_tokens);
-  const outputTokens = count(usage.output_tokens);
-  const cacheReadTokens = isObj(usage.input_tokens_details)
-    ? count(usage.input_tokens_details.cached_tokens)
-    : undefined;
-  return {
-    ...(inputTokens !== undefined && { inputTokens }),
-    ...(outputTokens !== undefined && { outputTokens }),
-    ...(cacheReadTokens !== undefined && { cacheReadTokens }),
-  };
+  return openaiStyleUsage(usage, {
+    input: 'input_tokens',
+    output: 'output_tokens',
+    details: 'input_tokens_details',
+  });
 }
 
 /** Why the answer ended: `completed`, `failed`, or the reason it is incomplete (`max_output_tokens`). */
