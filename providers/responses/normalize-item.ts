@@ -14,7 +14,14 @@
 import type { NormalizedMessage, PendingContentPart } from '../../chat-log/pending-message.ts';
 import { parseDataUrl } from '../openai/request-view.ts';
 import { isObj, str, type Obj } from '../wire-json.ts';
-import { callToolName, inputImageSource, isToolOutput, itemType, outputCallId } from './responses-items.ts';
+import {
+  callToolName,
+  inputImageSource,
+  isToolOutput,
+  itemType,
+  MODEL_RAW_ITEM_TYPES,
+  outputCallId,
+} from './responses-items.ts';
 
 type Wire = NonNullable<NormalizedMessage['wire']>;
 type WireValue = Wire[string];
@@ -195,24 +202,6 @@ function callItem(item: Obj, argsKey: 'arguments' | 'input'): NormalizedMessage 
   );
 }
 
-/** Item types the model produces that no kind holds (kept raw, role `model`). */
-const MODEL_RAW_TYPES = new Set([
-  'local_shell_call',
-  'shell_call',
-  'apply_patch_call',
-  'computer_call',
-  'web_search_call',
-  'file_search_call',
-  'image_generation_call',
-  'code_interpreter_call',
-  'mcp_call',
-  'mcp_list_tools',
-  'mcp_approval_request',
-  'tool_search_call',
-  'program',
-  'compaction',
-]);
-
 /**
  * One item as one log message. `toolNames` maps call ids to tool names (from the call items of the
  * same request) for the tool results.
@@ -225,7 +214,7 @@ export function normalizeItem(item: unknown, toolNames: ReadonlyMap<string, stri
   if (isToolOutput(item)) return outputItem(item, toolNames);
   if (type === 'function_call') return callItem(item, 'arguments') ?? rawItem(item, 'model');
   if (type === 'custom_tool_call') return callItem(item, 'input') ?? rawItem(item, 'model');
-  if (type !== undefined && MODEL_RAW_TYPES.has(type)) return rawItem(item, 'model');
+  if (type !== undefined && MODEL_RAW_ITEM_TYPES.has(type)) return rawItem(item, 'model');
   if (type === 'additional_tools' && item.role === 'developer') return rawItem(item, 'developer');
   // A reference is its id: the id is its content.
   if (type === 'item_reference') return rawItem(item, 'other', []);

@@ -17,11 +17,8 @@ import { isObj, str, type Obj } from '../wire-json.ts';
 export const SCREENSHOT_PLACEHOLDER_URL =
   'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
-/** Items the model produced: an assistant turn is a run of these (reasoning, calls, messages). */
-const MODEL_ITEM_TYPES = new Set([
-  'reasoning',
-  'function_call',
-  'custom_tool_call',
+/** Item types the model produces that no normalized kind holds (the log keeps them raw). */
+export const MODEL_RAW_ITEM_TYPES: ReadonlySet<string> = new Set([
   'local_shell_call',
   'shell_call',
   'apply_patch_call',
@@ -37,6 +34,9 @@ const MODEL_ITEM_TYPES = new Set([
   'program',
   'compaction',
 ]);
+
+/** Items the model produced: an assistant turn is a run of these (reasoning, calls, messages). */
+const MODEL_ITEM_TYPES = new Set(['reasoning', 'function_call', 'custom_tool_call', ...MODEL_RAW_ITEM_TYPES]);
 
 /** The item's type; a message may leave `type` out (`{role, content}`). */
 export function itemType(item: Obj): string | undefined {
