@@ -45,14 +45,19 @@ export interface LoadOptions {
   spread: Spread;
   seconds: number;
   /** The process whose CPU time is measured (the target itself when it is one of ours). */
-  cpuOf?: ChildHandle;
+  cpuOf?: Pick<ChildHandle, 'usage'>;
+  /** Headers added to every request (a peer gateway's routing headers). */
+  headers?: Record<string, string>;
 }
 
 /** Runs the load against `target` for `seconds`; chat ids are new for every run. */
-export async function conversationLoad(target: ChildHandle, o: LoadOptions): Promise<LoadFigures> {
+export async function conversationLoad(
+  target: Pick<ChildHandle, 'url'>,
+  o: LoadOptions,
+): Promise<LoadFigures> {
   const before = o.cpuOf ? await o.cpuOf.usage() : undefined;
   const tag = `load-${process.pid}-${++runCounter}`;
-  const base = clientHeaders(o.format);
+  const base = { ...clientHeaders(o.format), ...o.headers };
   const bodies = conversationBodies(o.format, o.stream);
   let conn = 0;
   // One chat: the turns of one conversation, handed out in order to whichever connection asks.

@@ -2,7 +2,8 @@
  * `npm run bench` runs every benchmark and prints a table per benchmark, then writes the whole
  * report to .bench-out/report.json. `npm run bench -- --quick` is a short pass;
  * `--only=overhead,streaming,large,long-chat,savings` picks benchmarks (or name them: `npm run bench
- * -- many-chats`); `--only=profile` profiles the gateway's CPU under load; `--chats=N` sets the
+ * -- many-chats`); `--only=profile` profiles the gateway's CPU under load; `peers` measures another
+ * gateway from npm beside it; `--chats=N` sets the
  * number of chats of many-chats.
  */
 import { closeClient } from './http-client.ts';
@@ -16,6 +17,7 @@ import { longChatBench } from './long-chat.ts';
 import { savingsBench } from './savings.ts';
 import { profileBench } from './profile.ts';
 import { manyChatsBench } from './many-chats.ts';
+import { peersBench } from './peers.ts';
 
 const BENCHES: Record<string, (ctx: BenchContext) => Promise<SectionReport>> = {
   overhead: overheadBench,
@@ -25,8 +27,9 @@ const BENCHES: Record<string, (ctx: BenchContext) => Promise<SectionReport>> = {
   savings: savingsBench,
   profile: profileBench,
   'many-chats': manyChatsBench,
+  peers: peersBench,
 };
-/** What `npm run bench` runs without --only (the profile is on request). */
+/** What `npm run bench` runs without --only (the profile and the peers are on request). */
 const DEFAULT = ['overhead', 'streaming', 'large', 'long-chat', 'savings', 'many-chats'];
 
 function parseArgs(argv: string[]): { quick: boolean; only: string[]; chats?: number } {
