@@ -18,8 +18,15 @@ import type {
   ToolRef,
 } from '../chat-log/format/current.ts';
 import { OdaError } from '../lib/errors.ts';
-import { forEachInTurns, mapInTurns, type TurnTaker } from '../lib/in-turns.ts';
+import { mapInTurns, type TurnTaker } from '../lib/in-turns.ts';
 import { appendInTurns } from './append-in-turns.ts';
+import {
+  BoundPrefixes,
+  longestVerified,
+  sentList,
+  wirePrefixHashes,
+  type WireRanges,
+} from './bound-prefixes.ts';
 import type { ChatDecisions } from '../middleware/call-context.ts';
 import type { ImageFacts } from '../middleware/image-set-aside/index.ts';
 import type { FormatAdapter, NormalizedResponse } from '../providers/provider.ts';
@@ -126,83 +133,6 @@ function pathHash(digests: readonly string[]): string {
   return createHash('sha256').update(digests.join('\n')).digest('hex').slice(0, 12);
 }
 
-/**
- * Where each element of the body's top-level `messages` (or Responses `input`) list is in the bytes
- * the client sent: element k spans `ranges[2k]` to `ranges[2k + 1]` (found by the body's shape
- * scan, `json-limits.ts`).
- */
-export interface WireRanges {
-  key: 'messages' | 'input';
-  ranges: readonly number[];
-}
-
-/**
- * sha256 of the first n wire messages for each n of `counts` (at most the list's length), and of
- * all of them, in one pass. From the bytes as sent when their ranges are known (the span from the
- * first message to the end of the n-th: equal bytes mean equal parsed messages, and no message is
- * serialised again), else from each message's JSON (equal JSON means equal parsed messages). The
- * two kinds never compare equal.
- */
-async function wirePrefixHashes(
-  wire: readonly unknown[],
-  counts: readonly number[],
-  turns: TurnTaker | undefined,
-  sent?: { raw: Buffer; ranges: readonly number[] },
-): Promise<{ at: Map<number, string>; full: string }> {
-  const at = new Map<number, string>();
-  const cuts = [...new Set(counts)].filter((n) => n <= wire.length).sort((a, b) => a - b);
-  if (sent && sent.ranges.length === 2 * wire.length && wire.length > 0) {
-    const { raw, ranges } = sent;
-    const h = createHash('sha256').update('bytes\n');
-    let from = ranges[0]!;
-    for (const n of cuts) {
-      const cut = n === 0 ? from : ranges[2 * n - 1]!;
-      at.set(n, h.update(raw.subarray(from, cut)).copy().digest('hex'));
-      from = cut;
-    }
-    return { at, full: h.update(raw.subarray(from, ranges[2 * wire.length - 1])).digest('hex') };
-  }
-  const h = createHash('sha256');
-  const wanted = new Set(cuts);
-  // A slice at a time, so a long history does not hold up every other request (SPEC section 14).
-  await forEachInTurns(
-    wire,
-    (m, i) => {
-      if (wanted.has(i)) at.set(i, h.copy().digest('hex'));
-      h.update(JSON.stringify(m) ?? 'null');
-      h.update('\n');
-    },
-    turns,
-  );
-  if (wanted.has(wire.length)) at.set(wire.length, h.copy().digest('hex'));
-  return { at, full: h.digest('hex') };
-}
-
-/** The bytes and element ranges of the request's wire list, when the ranges are of that very list. */
-function sentList(
-  input: BindInput,
-  wire: readonly unknown[],
-): { raw: Buffer; ranges: readonly number[] } | undefined {
-  const { raw, wireRanges } = input;
-  if (!raw || !wireRanges || wire !== input.body[wireRanges.key]) return undefined;
-  return { raw, ranges: wireRanges.ranges };
-}
-
-/**
- * The wire messages of one of a chat's recent bound requests, hashed, and the chat (or branch)
- * they are in.
- */
-interface PrefixEntry {
-  wireCount: number;
-  hash: string;
-  /** How many logged messages of `chatId` those wire messages stand for. */
-  loggedCount: number;
-  chatId: string;
-}
-
-/** Recent prefixes kept per chat (concurrent requests of one chat arrive in any order). */
-const PREFIXES_PER_CHAT = 8;
-
 /** Appends of events the binder built itself: not validated against the log's schema again. */
 const BUILT = { built: true } as const;
 
@@ -229,7 +159,7 @@ export class ChatBinder {
    * concurrent requests of one chat, which arrive in any order, find theirs. In memory and per
    * replica; a miss only costs the full comparison.
    */
-  private readonly prefixes = new Map<string, PrefixEntry[]>();
+  private readonly prefixes = new BoundPrefixes();
 
   async bind(input: BindInput): Promise<ChatBinding> {
     const wire = input.adapter.wireMessages(input.body);
@@ -259,21 +189,14 @@ export class ChatBinder {
     // A continuation by response id sends only new items: nothing to compare, all to append.
     // The newest prefix wherever it leads (a branch of the chat, too); older ones only into the
     // chat itself, where they find what a full comparison would.
-    const candidates =
-      input.continues !== undefined
-        ? []
-        : (this.prefixes.get(baseId) ?? []).filter((c, i) => i === 0 || c.chatId === baseId);
+    const candidates = input.continues !== undefined ? [] : this.prefixes.candidates(baseId);
     const hashes = await wirePrefixHashes(
       wire,
       candidates.map((c) => c.wireCount),
       this.turns,
-      sentList(input, wire),
+      sentList(input.raw, input.wireRanges, input.body, wire),
     );
-    // The longest verified prefix.
-    let cached: PrefixEntry | undefined;
-    for (const c of candidates) {
-      if (hashes.at.get(c.wireCount) === c.hash && (!cached || c.wireCount > cached.wireCount)) cached = c;
-    }
+    const cached = longestVerified(candidates, hashes.at);
     const normalized = input.adapter.normalizeRequest(input.body, {
       fromIndex: cached ? cached.wireCount : 0,
     });
@@ -310,7 +233,7 @@ export class ChatBinder {
     // The wire messages stand for the chat's messages before the answer (after a compaction, the
     // ones that replaced the summarised history).
     if (input.continues === undefined)
-      this.rememberPrefix(
+      this.prefixes.remember(
         baseId,
         { wireCount: wire.length, hash: hashes.full, loggedCount: answerAt, chatId },
         compacted,
@@ -342,30 +265,6 @@ export class ChatBinder {
     meta.conversation = { kind: 'side', session: sessionId, purpose: place.purpose };
     const root = await this.rootOf(input, wire);
     return sideChatId(sessionId, place.purpose, [root.system, root.firstUserMessage]);
-  }
-
-  /**
-   * Notes a bound request's prefix first; after a compaction, the chat's earlier ones are gone.
-   * Beyond the limit the most redundant earlier one goes (the one whose length is nearest another's),
-   * so the lengths kept stay spread out and a late request still finds one shortly before its own.
-   */
-  private rememberPrefix(id: string, entry: PrefixEntry, compacted: boolean): void {
-    const earlier = compacted ? [] : (this.prefixes.get(id) ?? []);
-    const kept = [entry, ...earlier.filter((e) => e.wireCount !== entry.wireCount)];
-    while (kept.length > PREFIXES_PER_CHAT) {
-      const counts = kept.map((e) => e.wireCount).sort((a, b) => a - b);
-      const gap = (n: number) => {
-        const i = counts.indexOf(n);
-        return Math.min(n - (counts[i - 1] ?? -Infinity), (counts[i + 1] ?? Infinity) - n);
-      };
-      let drop = 1;
-      for (let i = 2; i < kept.length; i++)
-        if (gap(kept[i]!.wireCount) < gap(kept[drop]!.wireCount)) drop = i;
-      kept.splice(drop, 1);
-    }
-    this.prefixes.delete(id);
-    this.prefixes.set(id, kept);
-    if (this.prefixes.size > 10_000) this.prefixes.delete(this.prefixes.keys().next().value as string);
   }
 
   /** What a conversation is rooted in: the system prompt and the first user message's digest. */

@@ -12,7 +12,7 @@ import type { AppContext } from '../app-context.ts';
 import type { Caller } from '../auth.ts';
 import { parseJsonBody } from '../json-body.ts';
 import type { Logger } from '../logger.ts';
-import type { WireRanges } from '../chat-binder.ts';
+import type { WireRanges } from '../bound-prefixes.ts';
 
 /** The route a model call came in on: its fixed path and the query parameters it forwards. */
 export interface ModelRoute {

@@ -1,0 +1,64 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BoundPrefixes, longestVerified, wirePrefixHashes, type PrefixEntry } from './bound-prefixes.ts';
+
+const entry = (wireCount: number, chatId = 'c'): PrefixEntry => ({
+  wireCount,
+  hash: `h${wireCount}`,
+  loggedCount: wireCount,
+  chatId,
+});
+
+test('a chat keeps 8 prefixes, newest first, their lengths spread out', () => {
+  const p = new BoundPrefixes();
+  for (let n = 1; n <= 20; n++) p.remember('c', entry(n * 2), false);
+  const kept = p.candidates('c').map((e) => e.wireCount);
+  assert.equal(kept.length, 8);
+  assert.equal(kept[0], 40, 'the newest first');
+  // Dropping the one nearest another keeps the lengths spread over the whole range.
+  assert.ok(Math.min(...kept) <= 8, `an early length stays: ${kept.join(',')}`);
+});
+
+test('a compaction forgets the earlier prefixes; the same length is kept once', () => {
+  const p = new BoundPrefixes();
+  p.remember('c', entry(4), false);
+  p.remember('c', entry(6), false);
+  p.remember('c', { ...entry(6), hash: 'other' }, false);
+  assert.deepEqual(
+    p.candidates('c').map((e) => [e.wireCount, e.hash]),
+    [
+      [6, 'other'],
+      [4, 'h4'],
+    ],
+  );
+  p.remember('c', entry(2), true);
+  assert.deepEqual(
+    p.candidates('c').map((e) => e.wireCount),
+    [2],
+  );
+});
+
+test('only the newest prefix may lead into a branch', () => {
+  const p = new BoundPrefixes();
+  p.remember('c', entry(4, 'c.b1'), false);
+  p.remember('c', entry(6, 'c'), false);
+  p.remember('c', entry(8, 'c.b2'), false);
+  assert.deepEqual(
+    p.candidates('c').map((e) => `${e.wireCount}@${e.chatId}`),
+    ['8@c.b2', '6@c'],
+  );
+});
+
+test('the longest prefix whose hash matches wins', async () => {
+  const wire = [{ a: 1 }, { b: 2 }, { c: 3 }];
+  const hashes = await wirePrefixHashes(wire, [1, 2, 3], undefined);
+  const candidates = [1, 2, 3].map((n) => ({ ...entry(n), hash: hashes.at.get(n)! }));
+  candidates[2] = { ...candidates[2]!, hash: 'stale' };
+  assert.equal(longestVerified(candidates, hashes.at)?.wireCount, 2);
+  assert.equal(hashes.full, hashes.at.get(3));
+  const bytes = Buffer.from(JSON.stringify(wire));
+  const ranges = [1, 8, 9, 16, 17, 24];
+  const sent = await wirePrefixHashes(wire, [2], undefined, { raw: bytes, ranges });
+  assert.notEqual(sent.at.get(2), hashes.at.get(2), 'hashes of bytes and of JSON never compare equal');
+  assert.equal(bytes.subarray(ranges[4], ranges[5]).toString(), '{"c":3}');
+});
