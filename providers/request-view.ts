@@ -125,7 +125,7 @@ export interface RequestView {
    * `cache_control`); false when the format has none.
    */
   setAutomaticCaching?(): boolean;
-  /** The request's `prompt_cache_key` when it is a string. */
+  /** The request's `prompt_cache_key` when it is a non-empty string. */
   promptCacheKey?(): string | undefined;
   /** Sets `prompt_cache_key` unless the request has one; false when it has or the format has no such field. */
   setPromptCacheKey?(key: string): boolean;

@@ -49,3 +49,27 @@ export function hasCacheControl(value: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * The `prompt_cache_key` of an OpenAI-format body (Chat Completions and Responses): read as sent
+ * (an empty key counts as none), and set only where the client set none, so a client's own key is
+ * never overridden.
+ */
+export function promptCacheKeyField(
+  body: Record<string, unknown>,
+  state: { changed: boolean },
+): { promptCacheKey(): string | undefined; setPromptCacheKey(key: string): boolean } {
+  return {
+    promptCacheKey() {
+      return typeof body.prompt_cache_key === 'string' && body.prompt_cache_key !== ''
+        ? body.prompt_cache_key
+        : undefined;
+    },
+    setPromptCacheKey(key: string) {
+      if (body.prompt_cache_key !== undefined && body.prompt_cache_key !== null) return false;
+      body.prompt_cache_key = key;
+      state.changed = true;
+      return true;
+    },
+  };
+}

@@ -14,7 +14,13 @@ import type {
 } from '../request-view.ts';
 import { isObj, type Obj } from '../wire-json.ts';
 import { textSlots, type EditState } from '../text-slots.ts';
-import { editReporter, hasCacheControl, reportingSlots, type EditReporter } from '../view-edits.ts';
+import {
+  editReporter,
+  hasCacheControl,
+  promptCacheKeyField,
+  reportingSlots,
+  type EditReporter,
+} from '../view-edits.ts';
 
 /** Maps a wire role to the view's role; undefined for roles the view does not know. */
 function viewRole(role: unknown): ViewRole | undefined {
@@ -233,16 +239,7 @@ export function createOpenaiRequestView(body: Record<string, unknown>): RequestV
       return false;
     },
 
-    promptCacheKey() {
-      return typeof body.prompt_cache_key === 'string' ? body.prompt_cache_key : undefined;
-    },
-
-    setPromptCacheKey(key: string) {
-      if (body.prompt_cache_key !== undefined && body.prompt_cache_key !== null) return false;
-      body.prompt_cache_key = key;
-      state.changed = true;
-      return true;
-    },
+    ...promptCacheKeyField(body, state),
 
     onEdit(listener) {
       reporter.listen(listener);

@@ -19,7 +19,7 @@ import type {
 } from '../request-view.ts';
 import { stringSlot, type EditState } from '../text-slots.ts';
 import { isObj, str, type Obj } from '../wire-json.ts';
-import { editReporter, reportingSlots, type EditReporter } from '../view-edits.ts';
+import { editReporter, promptCacheKeyField, reportingSlots, type EditReporter } from '../view-edits.ts';
 import {
   SCREENSHOT_PLACEHOLDER_URL,
   inputImageSource,
@@ -317,18 +317,7 @@ export function createResponsesRequestView(body: Record<string, unknown>): Reque
       return false;
     },
 
-    promptCacheKey() {
-      return typeof body.prompt_cache_key === 'string' && body.prompt_cache_key !== ''
-        ? body.prompt_cache_key
-        : undefined;
-    },
-
-    setPromptCacheKey(key: string) {
-      if (body.prompt_cache_key !== undefined && body.prompt_cache_key !== null) return false;
-      body.prompt_cache_key = key;
-      state.changed = true;
-      return true;
-    },
+    ...promptCacheKeyField(body, state),
 
     onEdit(listener) {
       reporter.listen(listener);
