@@ -27,6 +27,14 @@ export interface AgentScript {
 
 export const planMarker = (name: string): string => `[[plan:${name}]]`;
 
+/** A model turn that runs one Bash command. */
+export const bash = (command: string, description: string): Block[] => [
+  { type: 'tool_use', name: 'Bash', input: { command, description } },
+];
+
+/** A model turn that answers with text and ends the loop. */
+export const say = (text: string): Block[] => [{ type: 'text', text }];
+
 export const SIDE_TITLE = 'Oda client test session';
 export const SIDE_TEXT = 'side answer';
 export const COMPACT_SUMMARY = [

@@ -12,9 +12,11 @@ import { bodies } from '../fake-provider/fake-bodies.ts';
 import type { RecordedRequest } from '../fake-provider/fake-provider.ts';
 import { startRecordingProxy, type ProxiedRequest, type RecordingProxy } from './recording-proxy.ts';
 import {
+  bash,
   claudeCodeModel,
   messagesOf,
   planMarker,
+  say,
   scriptMany,
   SIDE_TITLE,
   textOf,
@@ -133,22 +135,10 @@ describe('Claude Code through the gateway', { skip, timeout: TEST_TIMEOUT_MS * 6
       const r = await rig({
         plans: {
           loop: [
-            [
-              {
-                type: 'tool_use',
-                name: 'Bash',
-                input: { command: 'echo step-one', description: 'First step' },
-              },
-            ],
+            bash('echo step-one', 'First step'),
             (req) => [{ type: 'tool_use', name: 'Read', input: { file_path: join(cwdOf(req), 'pic.png') } }],
-            [
-              {
-                type: 'tool_use',
-                name: 'Bash',
-                input: { command: 'echo step-two', description: 'Second step' },
-              },
-            ],
-            [{ type: 'text', text: 'All steps done.' }],
+            bash('echo step-two', 'Second step'),
+            say('All steps done.'),
           ],
         },
       });
@@ -222,18 +212,9 @@ describe('Claude Code through the gateway', { skip, timeout: TEST_TIMEOUT_MS * 6
                 },
               },
             ],
-            [{ type: 'text', text: 'The sub-agent finished.' }],
+            say('The sub-agent finished.'),
           ],
-          subtask: [
-            [
-              {
-                type: 'tool_use',
-                name: 'Bash',
-                input: { command: 'echo sub-step', description: 'Sub step' },
-              },
-            ],
-            [{ type: 'text', text: 'Sub task done.' }],
-          ],
+          subtask: [bash('echo sub-step', 'Sub step'), say('Sub task done.')],
         },
       });
       const { out } = await r.claude(['-p', `Delegate ${planMarker('delegate')}`]);
@@ -283,26 +264,8 @@ describe('Claude Code through the gateway', { skip, timeout: TEST_TIMEOUT_MS * 6
     async () => {
       const r = await rig({
         plans: {
-          one: [
-            [
-              {
-                type: 'tool_use',
-                name: 'Bash',
-                input: { command: 'echo first-run', description: 'First run' },
-              },
-            ],
-            [{ type: 'text', text: 'First run done.' }],
-          ],
-          two: [
-            [
-              {
-                type: 'tool_use',
-                name: 'Bash',
-                input: { command: 'echo second-run', description: 'Second run' },
-              },
-            ],
-            [{ type: 'text', text: 'Second run done.' }],
-          ],
+          one: [bash('echo first-run', 'First run'), say('First run done.')],
+          two: [bash('echo second-run', 'Second run'), say('Second run done.')],
         },
       });
       const first = await r.claude(['-p', `Start ${planMarker('one')}`]);
@@ -339,26 +302,8 @@ describe('Claude Code through the gateway', { skip, timeout: TEST_TIMEOUT_MS * 6
     async () => {
       const r = await rig({
         plans: {
-          one: [
-            [
-              {
-                type: 'tool_use',
-                name: 'Bash',
-                input: { command: 'echo before-compact', description: 'Before' },
-              },
-            ],
-            [{ type: 'text', text: 'Done before compacting.' }],
-          ],
-          two: [
-            [
-              {
-                type: 'tool_use',
-                name: 'Bash',
-                input: { command: 'echo after-compact', description: 'After' },
-              },
-            ],
-            [{ type: 'text', text: 'Done after compacting.' }],
-          ],
+          one: [bash('echo before-compact', 'Before'), say('Done before compacting.')],
+          two: [bash('echo after-compact', 'After'), say('Done after compacting.')],
         },
       });
       const first = await r.claude(['-p', `Start ${planMarker('one')}`]);
@@ -431,7 +376,7 @@ describe('Claude Code through the gateway', { skip, timeout: TEST_TIMEOUT_MS * 6
       // Claude Code 2.1.332 sends its title request (RECORDED.md) through the SDK control request
       // generate_session_title; here it comes first, then the user's first turn.
       const r = await rig({
-        plans: { hello: [[{ type: 'text', text: 'Hello there.' }]] },
+        plans: { hello: [say('Hello there.')] },
       });
       const cli = startLiveCli(
         claudeBin,
@@ -512,7 +457,7 @@ describe('Claude Code through the gateway', { skip, timeout: TEST_TIMEOUT_MS * 6
     { timeout: TEST_TIMEOUT_MS },
     async () => {
       const overloaded = { status: 529, json: bodies.anthropicOverloaded() };
-      const r = await rig({ plans: { calm: [[{ type: 'text', text: 'Survived the overload.' }]] } }, [
+      const r = await rig({ plans: { calm: [say('Survived the overload.')] } }, [
         overloaded,
         overloaded,
         overloaded,
@@ -555,16 +500,7 @@ describe('Claude Code through the gateway', { skip, timeout: TEST_TIMEOUT_MS * 6
       const r = await rig(
         {
           plans: {
-            big: [
-              [
-                {
-                  type: 'tool_use',
-                  name: 'Bash',
-                  input: { command: 'seq 1 20000', description: 'Print numbers' },
-                },
-              ],
-              [{ type: 'text', text: 'Saw the numbers.' }],
-            ],
+            big: [bash('seq 1 20000', 'Print numbers'), say('Saw the numbers.')],
           },
         },
         [],
