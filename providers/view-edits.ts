@@ -3,7 +3,7 @@
  * image replaced through a view is reported to its listener (what each mechanism removed is
  * accounted from these), and a request's `cache_control` markers are found wherever they sit.
  */
-import type { TextSlot, ViewEdit } from './request-view.ts';
+import type { MessageRef, TextSlot, ViewEdit } from './request-view.ts';
 import { isObj } from './wire-json.ts';
 
 /** Holds a view's edit listener and reports edits to it. */
@@ -36,6 +36,23 @@ export function reportingSlots(slots: readonly TextSlot[], reporter: EditReporte
       if (slot.text !== before) reporter.report({ kind: 'text', before, after: text });
     },
   }));
+}
+
+/**
+ * A message ref whose text slots are built on first use: most passes over a request's messages
+ * (turn boundaries, the image replay window) read only roles, and a long history has many texts.
+ */
+export function lazyMessageRef(
+  fields: Omit<MessageRef, 'texts'>,
+  texts: () => readonly TextSlot[],
+): MessageRef {
+  let made: readonly TextSlot[] | undefined;
+  return {
+    ...fields,
+    get texts() {
+      return (made ??= texts());
+    },
+  };
 }
 
 /** True when any object in `value` (the value itself included) carries a `cache_control` marker. */

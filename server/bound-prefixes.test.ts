@@ -1,6 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BoundPrefixes, longestVerified, wirePrefixHashes, type PrefixEntry } from './bound-prefixes.ts';
+import {
+  BoundPrefixes,
+  longestPending,
+  longestVerified,
+  PendingBinds,
+  wirePrefixHashes,
+  type PrefixEntry,
+} from './bound-prefixes.ts';
 
 const entry = (wireCount: number, chatId = 'c'): PrefixEntry => ({
   wireCount,
@@ -61,4 +68,40 @@ test('the longest prefix whose hash matches wins', async () => {
   const sent = await wirePrefixHashes(wire, [2], undefined, { raw: bytes, ranges });
   assert.notEqual(sent.at.get(2), hashes.at.get(2), 'hashes of bytes and of JSON never compare equal');
   assert.equal(bytes.subarray(ranges[4], ranges[5]).toString(), '{"c":3}');
+});
+
+test('a bind in progress is seen only by binds that start after it, and is gone once settled', async () => {
+  const p = new PendingBinds();
+  const a = p.start('c', 3, 'h3');
+  assert.deepEqual(a.earlier, []);
+  const b = p.start('c', 5, 'h5');
+  assert.deepEqual(
+    b.earlier.map((e) => e.wireCount),
+    [3],
+  );
+  assert.equal(p.start('other', 1, 'x').earlier.length, 0, 'per chat');
+  assert.equal(p.count('c'), 2);
+  let aDone = false;
+  void b.earlier[0]!.done.then(() => (aDone = true));
+  a.settle();
+  a.settle();
+  await Promise.resolve();
+  assert.equal(aDone, true);
+  assert.equal(p.count('c'), 1);
+  assert.deepEqual(
+    p.start('c', 7, 'h7').earlier.map((e) => e.wireCount),
+    [5],
+  );
+});
+
+test('the longest bind in progress the request starts with, beyond what is verified', () => {
+  const pending = [3, 5, 9].map((n) => ({ wireCount: n, hash: `h${n}`, done: Promise.resolve() }));
+  const hashes = new Map([
+    [3, 'h3'],
+    [5, 'h5'],
+    [9, 'other'],
+  ]);
+  assert.equal(longestPending(pending, hashes, 0)?.wireCount, 5, 'a different history is not waited for');
+  assert.equal(longestPending(pending, hashes, 5), undefined, 'nothing beyond the verified prefix');
+  assert.equal(longestPending(pending, new Map([[5, 'h5']]), 3)?.wireCount, 5);
 });

@@ -137,3 +137,68 @@ export class BoundPrefixes {
     if (this.byChat.size > CHATS_KEPT) this.byChat.delete(this.byChat.keys().next().value as string);
   }
 }
+
+/** A bind of the chat in progress: its wire messages' count and hash; `done` once it is over. */
+export interface PendingBind {
+  readonly wireCount: number;
+  readonly hash: string;
+  /** Resolves when the bind is over (remembered, or failed); never rejects. */
+  readonly done: Promise<void>;
+}
+
+/**
+ * The binds of each chat in progress, in the order they started. Concurrent requests of one chat (an
+ * agent's parallel calls, a burst of turns) each carry the history the others are still logging: a
+ * request that extends (or repeats) one of them waits for it to be remembered, then compares only
+ * what follows it instead of its whole history. A request waits only for binds that started before
+ * its own, so no two wait for each other.
+ */
+export class PendingBinds {
+  private readonly byChat = new Map<string, PendingBind[]>();
+
+  /** Notes a bind of chat `id`; returns the binds in progress that started before it and its end. */
+  start(id: string, wireCount: number, hash: string): { earlier: PendingBind[]; settle(): void } {
+    const list = this.byChat.get(id) ?? [];
+    const earlier = [...list];
+    let resolve!: () => void;
+    const entry: PendingBind = { wireCount, hash, done: new Promise<void>((r) => (resolve = r)) };
+    list.push(entry);
+    this.byChat.set(id, list);
+    let settled = false;
+    return {
+      earlier,
+      settle: () => {
+        if (settled) return;
+        settled = true;
+        resolve();
+        const now = this.byChat.get(id);
+        const i = now ? now.indexOf(entry) : -1;
+        if (i === -1) return;
+        now!.splice(i, 1);
+        if (now!.length === 0) this.byChat.delete(id);
+      },
+    };
+  }
+
+  /** How many binds of chat `id` are in progress. */
+  count(id: string): number {
+    return this.byChat.get(id)?.length ?? 0;
+  }
+}
+
+/**
+ * The longest of `pending` whose wire messages the request starts with (by `hashes`, per wire
+ * count) and that covers more than the `from` messages already verified.
+ */
+export function longestPending(
+  pending: readonly PendingBind[],
+  hashes: ReadonlyMap<number, string>,
+  from: number,
+): PendingBind | undefined {
+  let best: PendingBind | undefined;
+  for (const p of pending) {
+    if (p.wireCount > from && hashes.get(p.wireCount) === p.hash && (!best || p.wireCount > best.wireCount))
+      best = p;
+  }
+  return best;
+}

@@ -22,9 +22,12 @@ import { mapInTurns, type TurnTaker } from '../lib/in-turns.ts';
 import { appendInTurns } from './append-in-turns.ts';
 import {
   BoundPrefixes,
+  longestPending,
   longestVerified,
+  PendingBinds,
   sentList,
   wirePrefixHashes,
+  type PrefixEntry,
   type WireRanges,
 } from './bound-prefixes.ts';
 import type { ChatDecisions } from '../middleware/call-context.ts';
@@ -82,6 +85,11 @@ export interface ChatBinding {
   record(events: NewEvent[]): Promise<void>;
   /** Appends the answer and its response event; resolves to the chat they were logged in. */
   recordResponse(r: ResponseRecord): Promise<string>;
+  /**
+   * The request's history: wire messages recognised from the bytes of a request bound before it,
+   * and messages normalized and compared with the log.
+   */
+  history: { recognised: number; compared: number };
 }
 
 function one(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -161,6 +169,14 @@ export class ChatBinder {
    */
   private readonly prefixes = new BoundPrefixes();
 
+  /** Binds in progress per chat, so a request waits for the one whose history it extends. */
+  private readonly pending = new PendingBinds();
+
+  /** How many binds of chat `id` are in progress (requests comparing or appending their history). */
+  bindsInProgress(id: string): number {
+    return this.pending.count(id);
+  }
+
   async bind(input: BindInput): Promise<ChatBinding> {
     const wire = input.adapter.wireMessages(input.body);
     const requested = requestedSessionId(input.headers, input.body);
@@ -190,13 +206,50 @@ export class ChatBinder {
     // The newest prefix wherever it leads (a branch of the chat, too); older ones only into the
     // chat itself, where they find what a full comparison would.
     const candidates = input.continues !== undefined ? [] : this.prefixes.candidates(baseId);
+    const sent = sentList(input.raw, input.wireRanges, input.body, wire);
     const hashes = await wirePrefixHashes(
       wire,
       candidates.map((c) => c.wireCount),
       this.turns,
-      sentList(input.raw, input.wireRanges, input.body, wire),
+      sent,
     );
-    const cached = longestVerified(candidates, hashes.at);
+    let cached = longestVerified(candidates, hashes.at);
+    const pending =
+      input.continues !== undefined ? undefined : this.pending.start(baseId, wire.length, hashes.full);
+    try {
+      if (pending && pending.earlier.length > 0) {
+        // Another request of this chat is logging a history this one starts with: wait for it, then
+        // continue after what it logged.
+        const from = cached ? cached.wireCount : 0;
+        const counts = pending.earlier
+          .map((p) => p.wireCount)
+          .filter((n) => n > from && n <= wire.length && !hashes.at.has(n));
+        if (counts.length > 0) {
+          const more = await wirePrefixHashes(wire, counts, this.turns, sent);
+          for (const [n, h] of more.at) hashes.at.set(n, h);
+        }
+        const ahead = longestPending(pending.earlier, hashes.at, from);
+        if (ahead) {
+          await ahead.done;
+          cached = longestVerified(this.prefixes.candidates(baseId), hashes.at);
+        }
+      }
+      return await this.bindAfter(input, baseId, team, meta, wire, hashes.full, cached);
+    } finally {
+      pending?.settle();
+    }
+  }
+
+  /** Normalizes, stores and appends what follows the verified prefix `cached`, then remembers it. */
+  private async bindAfter(
+    input: BindInput,
+    baseId: string,
+    team: string | undefined,
+    meta: Record<string, unknown>,
+    wire: readonly unknown[],
+    fullHash: string,
+    cached: PrefixEntry | undefined,
+  ): Promise<ChatBinding> {
     const normalized = input.adapter.normalizeRequest(input.body, {
       fromIndex: cached ? cached.wireCount : 0,
     });
@@ -235,10 +288,13 @@ export class ChatBinder {
     if (input.continues === undefined)
       this.prefixes.remember(
         baseId,
-        { wireCount: wire.length, hash: hashes.full, loggedCount: answerAt, chatId },
+        { wireCount: wire.length, hash: fullHash, loggedCount: answerAt, chatId },
         compacted,
       );
-    return this.binding(chatId, state, input, answerAt);
+    return this.binding(chatId, state, input, answerAt, {
+      recognised: cached ? cached.wireCount : 0,
+      compared: messages.length,
+    });
   }
 
   /**
@@ -492,7 +548,13 @@ export class ChatBinder {
   }
 
   /** `answerAt`: the index, among the chat's messages, of the answer this request will get. */
-  private binding(chatId: string, state: ChatState, input: BindInput, answerAt: number): ChatBinding {
+  private binding(
+    chatId: string,
+    state: ChatState,
+    input: BindInput,
+    answerAt: number,
+    history: ChatBinding['history'],
+  ): ChatBinding {
     const d = state.decisions;
     const decisions: ChatDecisions = {
       trims: Object.values(d.trims).sort((a, b) => a.seq - b.seq),
@@ -521,6 +583,7 @@ export class ChatBinder {
     return {
       chatId,
       decisions,
+      history,
       lastCacheTouchAt: state.cacheClock.lastCacheTouchAt ?? undefined,
       describeImage(image) {
         if (image.source.kind !== 'base64') return {};

@@ -81,6 +81,12 @@ export class Metrics {
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });
+  readonly historyMessages = new Counter({
+    name: 'oda_history_messages_total',
+    help: "Messages of model calls' histories, by how the gateway matched them with the chat log: recognised (from the bytes of a request of the chat bound before) or compared (normalized, digested and compared)",
+    labelNames: ['how'] as const,
+    registers: [this.registry],
+  });
 
   /** Event-loop delay since the last scrape (a 20 ms sampling timer, stopped by `close`). */
   private readonly loopDelay: IntervalHistogram = monitorEventLoopDelay({ resolution: 20 });

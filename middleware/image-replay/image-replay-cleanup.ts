@@ -4,7 +4,7 @@
  * stale references stop breaking prompt caches. View-only (the client's history and the chat log
  * keep everything), independent of the cache TTL, and idempotent.
  */
-import type { RequestView, TextSlot } from '../../providers/request-view.ts';
+import type { ImageRef, MessageRef, RequestView, TextSlot } from '../../providers/request-view.ts';
 import { removeMediaReferences } from './media-references.ts';
 import { replayCutoff } from './replay-cutoff.ts';
 
@@ -28,10 +28,16 @@ export function imageReplayCleanup(view: RequestView, keepTurns = 3): ImageRepla
 /**
  * The clean-up of every user message and tool result before message `cutoff` (0: nothing), the
  * messages from `cutoff` on byte for byte; `cutoff` comes from the chat's window (replay-window.ts).
+ * A caller that already listed the view's messages and images passes them (editing texts moves no
+ * image).
  */
-export function cleanBefore(view: RequestView, cutoff: number): ImageReplayCleanupResult {
+export function cleanBefore(
+  view: RequestView,
+  cutoff: number,
+  listed?: { messages: readonly MessageRef[]; images: readonly ImageRef[] },
+): ImageReplayCleanupResult {
   if (cutoff <= 0) return { imagesRemoved: 0, referencesRemoved: 0 };
-  const messages = view.messages();
+  const messages = listed ? listed.messages : view.messages();
 
   const slots: TextSlot[] = [];
   for (const message of messages) {
@@ -51,7 +57,7 @@ export function cleanBefore(view: RequestView, cutoff: number): ImageReplayClean
 
   const roles = new Map(messages.map((message) => [message.index, message.role]));
   let imagesRemoved = 0;
-  for (const image of view.images()) {
+  for (const image of listed ? listed.images : view.images()) {
     if (image.messageIndex >= cutoff) continue;
     const role = roles.get(image.messageIndex);
     if (role !== 'user' && role !== 'tool') continue;

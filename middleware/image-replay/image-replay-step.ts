@@ -13,11 +13,11 @@ export const imageReplayStep: PipelineStep = {
     const cfg = ctx.config.pruning.imageReplay;
     if (!cfg.enabled) return;
     const messages = ctx.view.messages();
+    const images = ctx.view.images();
     const roles = new Map(messages.map((m) => [m.index, m.role]));
     const window = replayWindow({
       messages,
-      imageMessageIndexes: ctx.view
-        .images()
+      imageMessageIndexes: images
         .filter((image) => {
           const role = roles.get(image.messageIndex);
           return role === 'user' || role === 'tool';
@@ -28,7 +28,7 @@ export const imageReplayStep: PipelineStep = {
       recordedFrom: ctx.decisions.imageReplayFrom,
       cold: cacheIsCold(ctx.config.pruning, ctx.view.cacheTtlHint(), ctx.lastCacheTouchAt, ctx.startedAt),
     });
-    const r = cleanBefore(ctx.view, window.cutoff);
+    const r = cleanBefore(ctx.view, window.cutoff, { messages, images });
     ctx.effects.imageReplay = { imagesRemoved: r.imagesRemoved, referencesRemoved: r.referencesRemoved };
     ctx.effects.imageReplayFrom = window.from;
   },

@@ -15,7 +15,13 @@ import type {
 } from '../request-view.ts';
 import { isObj, type Obj } from '../wire-json.ts';
 import { textSlots, type EditState } from '../text-slots.ts';
-import { editReporter, hasCacheControl, reportingSlots, type EditReporter } from '../view-edits.ts';
+import {
+  editReporter,
+  hasCacheControl,
+  lazyMessageRef,
+  reportingSlots,
+  type EditReporter,
+} from '../view-edits.ts';
 
 /** The source of an `image` block: base64 with its media type, or a URL; file ids are skipped. */
 export function anthropicImageSource(block: Obj): ImageSource | undefined {
@@ -243,13 +249,11 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
             else if (isObj(block)) hasOwnContent = true;
           }
         }
-        refs.push({
-          index,
-          role: message.role,
-          hasToolResults,
-          hasOwnContent,
-          texts: slots(message, 'content'),
-        });
+        refs.push(
+          lazyMessageRef({ index, role: message.role, hasToolResults, hasOwnContent }, () =>
+            slots(message, 'content'),
+          ),
+        );
       });
       return refs;
     },

@@ -17,6 +17,7 @@ import { textSlots, type EditState } from '../text-slots.ts';
 import {
   editReporter,
   hasCacheControl,
+  lazyMessageRef,
   promptCacheKeyField,
   reportingSlots,
   type EditReporter,
@@ -158,13 +159,11 @@ export function createOpenaiRequestView(body: Record<string, unknown>): RequestV
         const role = viewRole(message.role);
         if (!role) return;
         const isTool = role === 'tool';
-        refs.push({
-          index,
-          role,
-          hasToolResults: isTool,
-          hasOwnContent: !isTool,
-          texts: isTool ? [] : slots(message, 'content'),
-        });
+        refs.push(
+          lazyMessageRef({ index, role, hasToolResults: isTool, hasOwnContent: !isTool }, () =>
+            isTool ? [] : slots(message, 'content'),
+          ),
+        );
       });
       return refs;
     },

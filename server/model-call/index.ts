@@ -66,5 +66,7 @@ async function bindChat(app: AppContext, call: ModelCall, res: Response): Promis
   });
   res.setHeader('x-session-id', binding.chatId);
   call.logFields.chatId = binding.chatId;
+  app.metrics.historyMessages.inc({ how: 'recognised' }, binding.history.recognised);
+  app.metrics.historyMessages.inc({ how: 'compared' }, binding.history.compared);
   return binding;
 }

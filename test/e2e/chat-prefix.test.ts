@@ -129,3 +129,73 @@ test('a regenerated answer is logged in the branch its continuation is bound to,
     await gw.close();
   }
 });
+
+/** `oda_history_messages_total` by `how`, read from the gateway's /metrics. */
+async function historyCounts(url: string): Promise<{ recognised: number; compared: number }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const count = (how: string) =>
+    Number(new RegExp(`^oda_history_messages_total\\{how="${how}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+  return { recognised: count('recognised'), compared: count('compared') };
+}
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+test('a request that extends the history of one still being logged waits for it, then compares only what follows', async () => {
+  const gw = await startGateway();
+  try {
+    const id = 'waiting-chat';
+    const post = (messages: Msg[]) =>
+      fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-session-id': id },
+        body: JSON.stringify({ model: 'gpt-test', messages }),
+      });
+    const answer = 'Hello from the fake provider.';
+    const h1: Msg[] = [{ role: 'user', content: 'u1' }];
+    const h2: Msg[] = [...h1, { role: 'assistant', content: answer }, { role: 'user', content: 'u2' }];
+    const h3: Msg[] = [...h2, { role: 'assistant', content: answer }, { role: 'user', content: 'u3' }];
+    assert.equal((await post(h1)).status, 200);
+    const before = await historyCounts(gw.url);
+
+    // Hold the chat's lock, so turn 2 is still logging its history when turn 3 (which carries it) comes.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const held = gw.gateway.context.chatLog.withChat(id, () => gate);
+    const binds = () => gw.gateway.context.chats.bindsInProgress(id);
+    const second = post(h2);
+    await until(() => binds() === 1, 'turn 2 is being bound');
+    const third = post(h3);
+    await until(() => binds() === 2, 'turn 3 is being bound');
+    release();
+    await held;
+    const [r2, r3] = await Promise.all([second, third]);
+    assert.equal(r2.status, 200);
+    assert.equal(r3.status, 200);
+    assert.equal(r2.headers.get('x-session-id'), id);
+    assert.equal(r3.headers.get('x-session-id'), id, 'turn 3 continues the chat, no branch');
+
+    // Turn 2 recognises turn 1's message and compares its own two; turn 3 waited for turn 2 and
+    // recognises its three (without waiting it would recognise 1 and compare 4).
+    const after = await historyCounts(gw.url);
+    assert.deepEqual(
+      { recognised: after.recognised - before.recognised, compared: after.compared - before.compared },
+      { recognised: 1 + 3, compared: 2 + 2 },
+    );
+    const body = (await (await fetch(`${gw.url}/v1/sessions/${id}/events`)).json()) as {
+      events: Array<{ type: string; role?: string; content?: Array<{ text?: string }> }>;
+    };
+    assert.deepEqual(
+      body.events.filter((e) => e.type === 'message').map((e) => `${e.role}:${e.content?.[0]?.text}`),
+      ['user:u1', `model:${answer}`, 'user:u2', `model:${answer}`, 'user:u3', `model:${answer}`],
+    );
+    assert.equal(binds(), 0, 'nothing left in progress');
+  } finally {
+    await gw.close();
+  }
+});
