@@ -2,7 +2,13 @@
  * createApp builds the gateway (no listen): config and dependencies are arguments, there is no
  * global mutable state, so tests start as many gateways as they like on ephemeral ports.
  */
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, {
+  type Express,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
 import { randomUUID } from 'node:crypto';
 import { OdaError } from '../lib/errors.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
@@ -25,16 +31,21 @@ import { TurnTaker } from '../lib/in-turns.ts';
 import { ChatBinder } from './chat-binder.ts';
 import type { Config } from '../config/config.ts';
 import { errorHandler } from './error-handler.ts';
+import { LANE_ROUTE, modelLane } from './model-lane.ts';
 import { DEFAULT_JSON_LIMITS, jsonLimits } from './json-limits.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Metrics } from './metrics.ts';
 import { MemoryRateCounter, RedisRateCounter, rateLimit, type RateCounter } from './rate-limit.ts';
-import { chatCompletionsRoutes } from './routes/chat-completions.ts';
+import {
+  CHAT_COMPLETIONS_PATH,
+  chatCompletionsHandler,
+  chatCompletionsRoutes,
+} from './routes/chat-completions.ts';
 import { countTokensRoutes } from './routes/count-tokens.ts';
 import { embeddingsRoutes } from './routes/embeddings.ts';
 import { healthRoutes } from './routes/health.ts';
-import { messagesRoutes } from './routes/messages.ts';
-import { responsesRoutes } from './routes/responses.ts';
+import { MESSAGES_PATH, messagesHandler, messagesRoutes } from './routes/messages.ts';
+import { RESPONSES_PATH, responsesHandler, responsesRoutes } from './routes/responses.ts';
 import { storedResponsesRoutes } from './routes/responses-stored.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { modelsRoutes } from './routes/models.ts';
@@ -132,58 +143,59 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  app.use(function requestId(req: Request, res: Response, next: NextFunction) {
-    res.locals.requestId = ids();
-    res.setHeader('x-oda-request-id', res.locals.requestId as string);
-    const started = performance.now();
-    res.on('finish', () => {
-      const route = (req.route as { path?: string } | undefined)?.path ?? 'unmatched';
-      context.metrics.requests.inc({ route, status: String(res.statusCode) });
-      logger.debug(
-        {
-          reqId: res.locals.requestId,
-          method: req.method,
-          route,
-          status: res.statusCode,
-          ms: Math.round(performance.now() - started),
-        },
-        'request',
-      );
-    });
-    next();
-  });
-  app.use(function originFormOnly(req: Request, _res: Response, next: NextFunction) {
-    // Node accepts absolute-form targets (`http://host/v1/...`, `munity://x/v1/...`) and Express
-    // still routes them by their path: refuse them before anything else runs (SPEC section 14).
-    if (!req.url.startsWith('/')) {
-      throw new OdaError(
-        'ODA_ERR_INVALID_REQUEST',
-        400,
-        'request target must be a path (origin-form, such as /v1/messages); absolute URLs are not accepted',
-      );
-    }
-    next();
-  });
-  // Hardening for a shared gateway (SPEC section 14): browsers' pages and rebound names first.
-  app.use(
+  // What every request goes through first, in this order.
+  const front: RequestHandler[] = [
+    function requestId(req: Request, res: Response, next: NextFunction) {
+      res.locals.requestId = ids();
+      res.setHeader('x-oda-request-id', res.locals.requestId as string);
+      const started = performance.now();
+      res.on('finish', () => {
+        const route =
+          (req.route as { path?: string } | undefined)?.path ??
+          (res.locals[LANE_ROUTE] as string | undefined) ??
+          'unmatched';
+        context.metrics.requests.inc({ route, status: String(res.statusCode) });
+        logger.debug(
+          {
+            reqId: res.locals.requestId,
+            method: req.method,
+            route,
+            status: res.statusCode,
+            ms: Math.round(performance.now() - started),
+          },
+          'request',
+        );
+      });
+      next();
+    },
+    function originFormOnly(req: Request, _res: Response, next: NextFunction) {
+      // Node accepts absolute-form targets (`http://host/v1/...`, `munity://x/v1/...`) and Express
+      // still routes them by their path: refuse them before anything else runs (SPEC section 14).
+      if (!req.url.startsWith('/')) {
+        throw new OdaError(
+          'ODA_ERR_INVALID_REQUEST',
+          400,
+          'request target must be a path (origin-form, such as /v1/messages); absolute URLs are not accepted',
+        );
+      }
+      next();
+    },
+    // Hardening for a shared gateway (SPEC section 14): browsers' pages and rebound names first.
     originGuard({
       listenHost: config.server.host,
       allowedOrigins: config.server.allowedOrigins,
       allowedHosts: config.server.allowedHosts,
     }),
-  );
-  app.use(bodyDeadline(config.timeouts.bodyMs, logger));
-  app.use(healthRoutes(context));
-  app.use(metricsRoutes(context));
-  app.use(openapiRoutes());
-  app.use(logViewerPageRoutes());
-  app.use(authenticate(config));
-  app.use(rateLimit(config, rateCounter(backend), clock));
-  app.use(jsonContentTypeOnly());
-  // A slot per call before its body is read: bodies in memory are bounded by server.maxConcurrent.
-  app.use(fairShare(config));
-  app.use(readBody(config.server.bodyLimit));
-  app.use(
+    bodyDeadline(config.timeouts.bodyMs, logger),
+  ];
+  // What every call goes through after the open routes (health, metrics, ...), in this order.
+  const callGuards: RequestHandler[] = [
+    authenticate(config),
+    rateLimit(config, rateCounter(backend), clock),
+    jsonContentTypeOnly(),
+    // A slot per call before its body is read: bodies in memory are bounded by server.maxConcurrent.
+    fairShare(config),
+    readBody(config.server.bodyLimit),
     jsonLimits(
       {
         ...DEFAULT_JSON_LIMITS,
@@ -192,7 +204,27 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
       },
       context.turns,
     ),
+  ];
+  const onError = errorHandler(logger);
+  // The model calls skip the router's walk past the other routes: the same middleware, in order.
+  app.use(
+    modelLane(
+      new Map([
+        [CHAT_COMPLETIONS_PATH, chatCompletionsHandler(context)],
+        [MESSAGES_PATH, messagesHandler(context)],
+        [RESPONSES_PATH, responsesHandler(context)],
+      ]),
+      [...front, ...callGuards],
+      onError,
+    ),
   );
+  app.use(...front);
+  app.use(healthRoutes(context));
+  app.use(metricsRoutes(context));
+  app.use(openapiRoutes());
+  app.use(logViewerPageRoutes());
+  app.use(...callGuards);
+  // The model routes again, for the spellings the lane leaves to the router (case, trailing slash).
   app.use(chatCompletionsRoutes(context));
   app.use(messagesRoutes(context));
   app.use(responsesRoutes(context));
@@ -207,7 +239,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
   app.use(function notFound(req: Request) {
     throw new OdaError('ODA_ERR_NOT_FOUND', 404, `the gateway does not serve ${req.method} ${req.path}`);
   });
-  app.use(errorHandler(logger));
+  app.use(onError);
 
   return {
     app,
