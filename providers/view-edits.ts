@@ -46,13 +46,23 @@ export function lazyMessageRef(
   fields: Omit<MessageRef, 'texts'>,
   texts: () => readonly TextSlot[],
 ): MessageRef {
-  let made: readonly TextSlot[] | undefined;
-  return {
-    ...fields,
-    get texts() {
-      return (made ??= texts());
-    },
-  };
+  return new LazyMessageRef(fields.index, fields.role, fields.hasToolResults, fields.hasOwnContent, texts);
+}
+
+/** A class, not an object literal with a getter: V8 keeps it fast to build and to read. */
+class LazyMessageRef implements MessageRef {
+  private made: readonly TextSlot[] | undefined;
+  constructor(
+    readonly index: number,
+    readonly role: MessageRef['role'],
+    readonly hasToolResults: boolean,
+    readonly hasOwnContent: boolean,
+    private readonly make: () => readonly TextSlot[],
+  ) {}
+
+  get texts(): readonly TextSlot[] {
+    return (this.made ??= this.make());
+  }
 }
 
 /** True when any object in `value` (the value itself included) carries a `cache_control` marker. */
