@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  awaitExtendedBind,
   BoundPrefixes,
   longestPending,
   longestVerified,
@@ -104,4 +105,28 @@ test('the longest bind in progress the request starts with, beyond what is verif
   assert.equal(longestPending(pending, hashes, 0)?.wireCount, 5, 'a different history is not waited for');
   assert.equal(longestPending(pending, hashes, 5), undefined, 'nothing beyond the verified prefix');
   assert.equal(longestPending(pending, new Map([[5, 'h5']]), 3)?.wireCount, 5);
+});
+
+test('a request waits for the bind in progress whose history it extends, hashing that length first', async () => {
+  const wire = [{ a: 1 }, { b: 2 }, { c: 3 }, { d: 4 }];
+  const own = await wirePrefixHashes(wire, [2], undefined);
+  const p = new PendingBinds();
+  const extended = p.start('c', 2, own.at.get(2)!);
+  const other = p.start('c', 3, 'another history');
+  const mine = p.start('c', wire.length, own.full);
+  const hashes = new Map<number, string>();
+  let waited: boolean | undefined;
+  const waiting = awaitExtendedBind(mine.earlier, wire, hashes, 0, undefined, undefined).then(
+    (w) => (waited = w),
+  );
+  await new Promise((r) => setImmediate(r));
+  assert.equal(waited, undefined, 'still waiting for the bind it extends');
+  assert.equal(hashes.get(2), own.at.get(2), 'the missing length was hashed');
+  other.settle();
+  await new Promise((r) => setImmediate(r));
+  assert.equal(waited, undefined, 'a bind of another history is not waited for');
+  extended.settle();
+  await waiting;
+  assert.equal(waited, true);
+  assert.equal(await awaitExtendedBind(mine.earlier, wire, hashes, 2, undefined, undefined), false);
 });

@@ -202,3 +202,31 @@ export function longestPending(
   }
   return best;
 }
+
+/**
+ * Waits for the longest of `pending` (binds of the chat that started before this request's) whose
+ * wire messages the request starts with, beyond the `from` messages already verified; hashes the
+ * request's prefixes at their lengths first when `hashes` lacks them (added to `hashes`). True when
+ * it waited: the chat's remembered prefixes then hold that bind's.
+ */
+export async function awaitExtendedBind(
+  pending: readonly PendingBind[],
+  wire: readonly unknown[],
+  hashes: Map<number, string>,
+  from: number,
+  turns: TurnTaker | undefined,
+  sent: { raw: Buffer; ranges: readonly number[] } | undefined,
+): Promise<boolean> {
+  if (pending.length === 0) return false;
+  const counts = pending
+    .map((p) => p.wireCount)
+    .filter((n) => n > from && n <= wire.length && !hashes.has(n));
+  if (counts.length > 0) {
+    const more = await wirePrefixHashes(wire, counts, turns, sent);
+    for (const [n, h] of more.at) hashes.set(n, h);
+  }
+  const ahead = longestPending(pending, hashes, from);
+  if (!ahead) return false;
+  await ahead.done;
+  return true;
+}

@@ -21,8 +21,8 @@ import { OdaError } from '../lib/errors.ts';
 import { mapInTurns, type TurnTaker } from '../lib/in-turns.ts';
 import { appendInTurns } from './append-in-turns.ts';
 import {
+  awaitExtendedBind,
   BoundPrefixes,
-  longestPending,
   longestVerified,
   PendingBinds,
   sentList,
@@ -217,23 +217,11 @@ export class ChatBinder {
     const pending =
       input.continues !== undefined ? undefined : this.pending.start(baseId, wire.length, hashes.full);
     try {
-      if (pending && pending.earlier.length > 0) {
-        // Another request of this chat is logging a history this one starts with: wait for it, then
-        // continue after what it logged.
-        const from = cached ? cached.wireCount : 0;
-        const counts = pending.earlier
-          .map((p) => p.wireCount)
-          .filter((n) => n > from && n <= wire.length && !hashes.at.has(n));
-        if (counts.length > 0) {
-          const more = await wirePrefixHashes(wire, counts, this.turns, sent);
-          for (const [n, h] of more.at) hashes.at.set(n, h);
-        }
-        const ahead = longestPending(pending.earlier, hashes.at, from);
-        if (ahead) {
-          await ahead.done;
-          cached = longestVerified(this.prefixes.candidates(baseId), hashes.at);
-        }
-      }
+      // Another request of this chat is logging a history this one starts with: wait for it, then
+      // continue after what it logged.
+      const from = cached ? cached.wireCount : 0;
+      if (pending && (await awaitExtendedBind(pending.earlier, wire, hashes.at, from, this.turns, sent)))
+        cached = longestVerified(this.prefixes.candidates(baseId), hashes.at);
       return await this.bindAfter(input, baseId, team, meta, wire, hashes.full, cached);
     } finally {
       pending?.settle();
