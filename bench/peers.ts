@@ -9,7 +9,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { SMALL_CHAT_ANSWER } from './bodies.ts';
 import { conversationLoad, type LoadFigures } from './conversation-load.ts';
@@ -18,6 +17,7 @@ import type { ChildUsage } from './processes.ts';
 import { type SectionReport, type TargetCheck } from './report.ts';
 import { startStack } from './stack.ts';
 import { summarize, type Summary } from './stats.ts';
+import { freePort } from '../test/helpers/free-port.ts';
 
 export const PORTKEY_VERSION = '1.15.2';
 const PEERS_DIR = resolve('.bench-out/peers');
@@ -54,17 +54,6 @@ async function installPortkey(ctx: BenchContext): Promise<void> {
     ],
     PEERS_DIR,
   );
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const s = createServer();
-    s.on('error', fail);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => done(port));
-    });
-  });
 }
 
 /** CPU time (user, system; microseconds) of a process, from /proc (Linux). */

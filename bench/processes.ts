@@ -7,9 +7,9 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
+import { freePort } from '../test/helpers/free-port.ts';
 
 const TSX = import.meta.resolve('tsx');
 
@@ -188,19 +188,6 @@ export function serveChildProtocol(
   process.on('SIGINT', exit);
   process.send?.({ type: 'port', port });
   process.stdout.write(`${JSON.stringify({ port })}\n`);
-}
-
-/** A free TCP port on loopback (for redis-server, which cannot report one it picked). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export interface RedisHandle {

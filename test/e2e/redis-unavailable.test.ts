@@ -9,22 +9,12 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGateway, testStoreIsRedis, type TestGateway } from '../helpers/start-gateway.ts';
 import { RedisLogBackend } from '../../chat-log/store-redis.ts';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from '../helpers/free-port.ts';
 
 const chat = (text: string) =>
   JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: text }] });

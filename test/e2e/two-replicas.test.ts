@@ -10,7 +10,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,19 +19,9 @@ import { dropPrefix, redisSkip, redisUrl, uniquePrefix } from '../helpers/redis-
 import { testStoreIsRedis } from '../helpers/start-gateway.ts';
 import { makePng } from '../../chat-log/test-images.ts';
 import type { Event } from '../../chat-log/format/current.ts';
+import { freePort } from '../helpers/free-port.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Replica {
   url: string;
