@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import {
   awaitExtendedBind,
   BoundPrefixes,
-  longestPending,
   longestVerified,
   PendingBinds,
   wirePrefixHashes,
@@ -102,9 +101,9 @@ test('the longest bind in progress the request starts with, beyond what is verif
     [5, 'h5'],
     [9, 'other'],
   ]);
-  assert.equal(longestPending(pending, hashes, 0)?.wireCount, 5, 'a different history is not waited for');
-  assert.equal(longestPending(pending, hashes, 5), undefined, 'nothing beyond the verified prefix');
-  assert.equal(longestPending(pending, new Map([[5, 'h5']]), 3)?.wireCount, 5);
+  assert.equal(longestVerified(pending, hashes, 0)?.wireCount, 5, 'a different history is not waited for');
+  assert.equal(longestVerified(pending, hashes, 5), undefined, 'nothing beyond the verified prefix');
+  assert.equal(longestVerified(pending, new Map([[5, 'h5']]), 3)?.wireCount, 5);
 });
 
 test('a request waits for the bind in progress whose history it extends, hashing that length first', async () => {

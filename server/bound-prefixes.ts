@@ -83,14 +83,19 @@ export interface PrefixEntry {
   chatId: string;
 }
 
-/** The longest of `candidates` whose hash `hashes` (by wire count) confirms. */
-export function longestVerified(
-  candidates: readonly PrefixEntry[],
+/**
+ * The longest of `candidates` (remembered prefixes, or binds in progress) whose hash `hashes` (by
+ * wire count) confirms, covering more than the first `from` messages (any length by default).
+ */
+export function longestVerified<T extends { readonly wireCount: number; readonly hash: string }>(
+  candidates: readonly T[],
   hashes: ReadonlyMap<number, string>,
-): PrefixEntry | undefined {
-  let best: PrefixEntry | undefined;
+  from = -1,
+): T | undefined {
+  let best: T | undefined;
   for (const c of candidates) {
-    if (hashes.get(c.wireCount) === c.hash && (!best || c.wireCount > best.wireCount)) best = c;
+    if (c.wireCount > from && hashes.get(c.wireCount) === c.hash && (!best || c.wireCount > best.wireCount))
+      best = c;
   }
   return best;
 }
@@ -187,23 +192,6 @@ export class PendingBinds {
 }
 
 /**
- * The longest of `pending` whose wire messages the request starts with (by `hashes`, per wire
- * count) and that covers more than the `from` messages already verified.
- */
-export function longestPending(
-  pending: readonly PendingBind[],
-  hashes: ReadonlyMap<number, string>,
-  from: number,
-): PendingBind | undefined {
-  let best: PendingBind | undefined;
-  for (const p of pending) {
-    if (p.wireCount > from && hashes.get(p.wireCount) === p.hash && (!best || p.wireCount > best.wireCount))
-      best = p;
-  }
-  return best;
-}
-
-/**
  * Waits for the longest of `pending` (binds of the chat that started before this request's) whose
  * wire messages the request starts with, beyond the `from` messages already verified; hashes the
  * request's prefixes at their lengths first when `hashes` lacks them (added to `hashes`). True when
@@ -225,7 +213,7 @@ export async function awaitExtendedBind(
     const more = await wirePrefixHashes(wire, counts, turns, sent);
     for (const [n, h] of more.at) hashes.set(n, h);
   }
-  const ahead = longestPending(pending, hashes, from);
+  const ahead = longestVerified(pending, hashes, from);
   if (!ahead) return false;
   await ahead.done;
   return true;
