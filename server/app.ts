@@ -31,7 +31,7 @@ import { TurnTaker } from '../lib/in-turns.ts';
 import { ChatBinder } from './chat-binder.ts';
 import type { Config } from '../config/config.ts';
 import { errorHandler } from './error-handler.ts';
-import { LANE_ROUTE, modelLane } from './model-lane.ts';
+import { LANE_ROUTE, mountModelLane } from './model-lane.ts';
 import { DEFAULT_JSON_LIMITS, jsonLimits } from './json-limits.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Metrics } from './metrics.ts';
@@ -206,17 +206,16 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     ),
   ];
   const onError = errorHandler(logger);
-  // The model calls skip the router's walk past the other routes: the same middleware, in order.
-  app.use(
-    modelLane(
-      new Map([
-        [CHAT_COMPLETIONS_PATH, chatCompletionsHandler(context)],
-        [MESSAGES_PATH, messagesHandler(context)],
-        [RESPONSES_PATH, responsesHandler(context)],
-      ]),
-      [...front, ...callGuards],
-      onError,
-    ),
+  // The model calls skip Express's dispatch and the router's walk: the same middleware, in order.
+  mountModelLane(
+    app,
+    new Map([
+      [CHAT_COMPLETIONS_PATH, chatCompletionsHandler(context)],
+      [MESSAGES_PATH, messagesHandler(context)],
+      [RESPONSES_PATH, responsesHandler(context)],
+    ]),
+    [...front, ...callGuards],
+    onError,
   );
   app.use(...front);
   app.use(healthRoutes(context));
