@@ -530,7 +530,8 @@ export class FileLogBackend implements LogBackend {
   }
 
   async withLock<T>(id: string, fn: () => Promise<T>): Promise<T> {
-    this.pathOf(id);
+    // An open chat's id was checked when it was opened.
+    if (!this.open.has(id)) this.pathOf(id);
     return this.chatMutex.run(id, fn);
   }
 
