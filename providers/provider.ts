@@ -28,6 +28,11 @@ export interface NormalizeOptions {
    * later ones refer to, such as tool names, and for the system prompt).
    */
   fromIndex?: number;
+  /**
+   * The request's tool references when the caller already knows them (the same tool definitions,
+   * byte for byte, as an earlier request's): the definitions are then not digested again.
+   */
+  tools?: readonly ToolRef[];
 }
 
 /** The normalized form of a request body, for the chat log. */

@@ -38,6 +38,7 @@ import type { Caller } from './auth.ts';
 import type { Config } from '../config/config.ts';
 import type { Clock } from '../lib/clock.ts';
 import { derivedSessionId, requestedSessionId } from './session-id.ts';
+import { KnownTools } from './known-tools.ts';
 import {
   childChatId,
   placeInSession,
@@ -57,6 +58,8 @@ export interface BindInput {
   /** The body's bytes as sent, and where its top-level list's elements are in them. */
   raw?: Buffer;
   wireRanges?: WireRanges;
+  /** Where the body's top-level `tools` array is in `raw` (start, end exclusive). */
+  toolsRange?: readonly [number, number];
   headers: IncomingHttpHeaders;
   caller: Caller;
   /**
@@ -172,6 +175,9 @@ export class ChatBinder {
   /** Binds in progress per chat, so a request waits for the one whose history it extends. */
   private readonly pending = new PendingBinds();
 
+  /** Recently seen tool lists, by their bytes, with their references. */
+  private readonly knownTools = new KnownTools();
+
   /** How many binds of chat `id` are in progress (requests comparing or appending their history). */
   bindsInProgress(id: string): number {
     return this.pending.count(id);
@@ -238,9 +244,18 @@ export class ChatBinder {
     fullHash: string,
     cached: PrefixEntry | undefined,
   ): Promise<ChatBinding> {
+    // The same tool definitions as a recent request's, byte for byte, are not digested again.
+    const format = input.adapter.format;
+    const toolsBytes =
+      input.raw && input.toolsRange
+        ? input.raw.subarray(input.toolsRange[0], input.toolsRange[1])
+        : undefined;
+    const knownTools = toolsBytes ? this.knownTools.get(format, toolsBytes) : undefined;
     const normalized = input.adapter.normalizeRequest(input.body, {
       fromIndex: cached ? cached.wireCount : 0,
+      ...(knownTools ? { tools: knownTools } : {}),
     });
+    if (toolsBytes && !knownTools) this.knownTools.remember(format, toolsBytes, normalized.tools);
     const messages = await this.chatLog.storeImages(normalized.messages, team);
     const digests = await mapInTurns(messages, (m) => this.chatLog.messageDigest(m), this.turns);
     const known = cached ? cached.loggedCount : 0;
@@ -317,8 +332,10 @@ export class ChatBinder {
     wire: readonly unknown[],
   ): Promise<{ system: string | undefined; firstUserMessage: string | undefined }> {
     const firstUser = wire.findIndex((m) => (m as { role?: unknown } | null)?.role === 'user');
+    // Only the system prompt and the first user message are read: the tools are not digested.
     const head = input.adapter.normalizeRequest(
       input.adapter.withWireMessages(input.body, wire.slice(0, firstUser + 1)),
+      { tools: [] },
     );
     const stored = await this.chatLog.storeImages(
       head.messages.filter((m) => m.role === 'user').slice(0, 1),

@@ -56,3 +56,38 @@ test('only the top-level array, the last one when the key repeats (as JSON.parse
   const empty = rangesOf('{"messages":[ ]}');
   assert.deepEqual(empty.list, { key: 'messages', ranges: [] });
 });
+
+/** The bytes of the scan's top-level tools array, parsed (undefined when it found none). */
+function toolsOf(text: string, budget = Infinity): unknown {
+  const bytes = Buffer.from(text, 'utf8');
+  const scan = new JsonShapeScan(bytes, DEFAULT_JSON_LIMITS);
+  while (!scan.done) scan.step(budget);
+  return scan.tools ? JSON.parse(bytes.toString('utf8', scan.tools[0], scan.tools[1])) : undefined;
+}
+
+test('the tools range is exactly the top-level tools array JSON.parse keeps, whatever the spacing', () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.jsonValue({ maxDepth: 4 }), { maxLength: 8 }),
+      fc.constantFrom(undefined, 1, '\t'),
+      fc.constantFrom(1, 7, 64, Infinity),
+      (tools, indent, budget) => {
+        const text = JSON.stringify(
+          { model: 'm', messages: [{ tools: [1] }], tools, stream: true },
+          null,
+          indent,
+        );
+        assert.deepEqual(toolsOf(text, budget), JSON.parse(JSON.stringify(tools)));
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+test('tools: only at the top level, the last key wins (a later non-array value leaves no range), escaped keys count', () => {
+  assert.equal(toolsOf('{"x":{"tools":[1,2]},"meta":[{"tools":[3]}]}'), undefined);
+  assert.deepEqual(toolsOf('{"tools":[1],"model":"m","tools":[{"name":"b"}]}'), [{ name: 'b' }]);
+  assert.equal(toolsOf('{"tools":[{"name":"a"}],"tools":null}'), undefined);
+  assert.deepEqual(toolsOf('{"tool\\u0073":[{"name":"c]"}]}'), [{ name: 'c]' }]);
+  assert.deepEqual(toolsOf('{"tools":[]}'), []);
+});

@@ -61,6 +61,7 @@ function endOfString(bytes: Uint8Array, open: number): number {
 /** Keys whose values the scan looks at. */
 const KEY_TYPE = 1;
 const KEY_MESSAGES = 2;
+const KEY_TOOLS = 3;
 const KEY_OTHER = 0;
 
 /**
@@ -128,6 +129,15 @@ export class JsonShapeScan {
    * whose history starts with the bytes of an earlier one be recognised without serialising it.
    */
   list: { key: 'messages' | 'input'; ranges: number[] } | undefined;
+  /**
+   * The byte range (start, end exclusive) of the last top-level `tools` value, when it is an array
+   * (the one JSON.parse keeps): lets the same tool definitions as an earlier request's be known by
+   * their bytes instead of digested again.
+   */
+  tools: readonly [number, number] | undefined;
+  /** Depth of the top-level tools array being scanned (0: none), and where it starts. */
+  private toolsDepth = 0;
+  private toolsStart = 0;
 
   constructor(
     private readonly bytes: Uint8Array,
@@ -180,9 +190,13 @@ export class JsonShapeScan {
       }
       this.lastEnd = i + 1;
       if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
-        const startsMessages =
-          b === OPEN_ARRAY && this.depth === 1 && this.objects[1] === 1 && this.lastKey === KEY_MESSAGES;
+        const topArray = b === OPEN_ARRAY && this.depth === 1 && this.objects[1] === 1;
+        const startsMessages = topArray && this.lastKey === KEY_MESSAGES;
         if (startsMessages) this.listKey = this.keyNow;
+        if (topArray && this.lastKey === KEY_TOOLS) {
+          this.toolsDepth = 2;
+          this.toolsStart = i;
+        }
         this.lastKey = KEY_OTHER;
         if (++this.depth > limits.maxDepth) this.exceeded = 'depth';
         else if (++this.values > limits.maxValues) this.exceeded = 'values';
@@ -198,6 +212,10 @@ export class JsonShapeScan {
           }
         }
       } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
+        if (this.depth === this.toolsDepth) {
+          this.toolsDepth = 0;
+          this.tools = [this.toolsStart, i + 1];
+        }
         this.depth--;
         this.lastKey = KEY_OTHER;
         this.expectKey = false;
@@ -222,12 +240,19 @@ export class JsonShapeScan {
     return IMAGE_TYPES.has(stringText(bytes, open, close) ?? '');
   }
 
+  /** A top-level `tools` key: its value replaces any earlier one's (JSON.parse keeps the last). */
+  private toolsKey(): number {
+    this.tools = undefined;
+    return KEY_TOOLS;
+  }
+
   private classifyKey(open: number, close: number): number {
     const bytes = this.bytes;
     // Cheap first: every key passes here, so the plain ones are compared byte for byte.
     if (!hasEscape(bytes, open, close)) {
       if (bytesAre(bytes, open, close, 'type')) return KEY_TYPE;
       if (this.depth !== 1) return KEY_OTHER;
+      if (bytesAre(bytes, open, close, 'tools')) return this.toolsKey();
       if (bytesAre(bytes, open, close, 'messages')) this.keyNow = 'messages';
       else if (bytesAre(bytes, open, close, 'input')) this.keyNow = 'input';
       else return KEY_OTHER;
@@ -235,6 +260,7 @@ export class JsonShapeScan {
     }
     const key = stringText(bytes, open, close);
     if (key === 'type') return KEY_TYPE;
+    if (this.depth === 1 && key === 'tools') return this.toolsKey();
     if (this.depth === 1 && (key === 'messages' || key === 'input')) {
       this.keyNow = key;
       return KEY_MESSAGES;
@@ -284,6 +310,7 @@ export function jsonLimits(limits: JsonLimits = DEFAULT_JSON_LIMITS, turns?: Tur
     if (large && turns && scan.exceeded === undefined) await turns.take();
     // Where each message's bytes are, for the model call (`WireRanges`).
     if (scan.list) res.locals.wireRanges = scan.list;
+    if (scan.tools) res.locals.toolsRange = scan.tools;
     switch (scan.exceeded) {
       case 'depth':
         throw new OdaError(

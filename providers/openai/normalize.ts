@@ -231,9 +231,11 @@ export function normalizeOpenaiRequest(
 
   const settings: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(body)) if (!NOT_SETTINGS.has(key)) settings[key] = value;
-  const tools = Array.isArray(body.tools)
-    ? body.tools.flatMap((tool) => (isObj(tool) ? (toolRef(tool) ?? []) : []))
-    : [];
+  const tools = opts.tools
+    ? opts.tools.map((t) => ({ ...t }))
+    : Array.isArray(body.tools)
+      ? body.tools.flatMap((tool) => (isObj(tool) ? (toolRef(tool) ?? []) : []))
+      : [];
 
   return {
     model: str(body.model) ?? '',

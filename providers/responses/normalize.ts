@@ -41,9 +41,11 @@ export function normalizeResponsesRequest(
   const messages = items.slice(opts.fromIndex ?? 0).map((item) => normalizeItem(item, toolNames));
   const settings: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(body)) if (!NOT_SETTINGS.has(key)) settings[key] = value;
-  const tools = Array.isArray(body.tools)
-    ? body.tools.flatMap((tool) => (isObj(tool) ? (toolRef(tool) ?? []) : []))
-    : [];
+  const tools = opts.tools
+    ? opts.tools.map((t) => ({ ...t }))
+    : Array.isArray(body.tools)
+      ? body.tools.flatMap((tool) => (isObj(tool) ? (toolRef(tool) ?? []) : []))
+      : [];
   const instructions = str(body.instructions);
   return {
     model: str(body.model) ?? '',

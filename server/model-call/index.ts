@@ -61,6 +61,7 @@ async function bindChat(app: AppContext, call: ModelCall, res: Response): Promis
     body: call.body,
     raw: call.raw,
     ...(call.wireRanges ? { wireRanges: call.wireRanges } : {}),
+    ...(call.toolsRange ? { toolsRange: call.toolsRange } : {}),
     headers: call.headers,
     caller: call.caller,
   });

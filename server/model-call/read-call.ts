@@ -33,6 +33,8 @@ export interface ModelCall {
   readonly body: Record<string, unknown>;
   /** Where each element of the body's top-level `messages` or `input` array is in `raw`. */
   readonly wireRanges: WireRanges | undefined;
+  /** Where the body's top-level `tools` array is in `raw`. */
+  readonly toolsRange: readonly [number, number] | undefined;
   readonly headers: IncomingHttpHeaders;
   readonly query: Readonly<Record<string, unknown>>;
   readonly caller: Caller;
@@ -84,6 +86,7 @@ export function readCall(
     raw,
     body,
     wireRanges: res.locals.wireRanges as WireRanges | undefined,
+    toolsRange: res.locals.toolsRange as readonly [number, number] | undefined,
     headers: req.headers,
     query: req.query as Record<string, unknown>,
     caller: res.locals.caller as Caller,
