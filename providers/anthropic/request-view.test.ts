@@ -220,6 +220,40 @@ describe('createAnthropicRequestView', () => {
         undefined,
       );
     });
+    test('found once per view and updated when the view adds a marker; a null marker is none', () => {
+      const body: Obj = {
+        model: 'm',
+        system: 'hi',
+        tools: [{ name: 't', input_schema: { type: 'object' }, cache_control: null }],
+        messages: [{ role: 'user', content: 'x' }],
+      };
+      const view = createAnthropicRequestView(body);
+      assert.equal(view.hasCacheMarkers?.(), false);
+      assert.equal(view.cacheTtlHint(), undefined);
+      assert.equal(view.addCacheBreakpoint?.('system'), true);
+      assert.equal(view.hasCacheMarkers?.(), true);
+      assert.equal(view.cacheTtlHint(), '5m');
+      const automatic = createAnthropicRequestView({
+        model: 'm',
+        messages: [{ role: 'user', content: 'x' }],
+      });
+      assert.equal(automatic.hasCacheMarkers?.(), false);
+      assert.equal(automatic.setAutomaticCaching?.(), true);
+      assert.equal(automatic.hasCacheMarkers?.(), true);
+      assert.equal(automatic.cacheTtlHint(), '5m');
+    });
+    test('a trim, a clear or an image replaced keeps the markers the view found', () => {
+      const body = agentBody();
+      (body.tools as Obj[])[0]!.cache_control = { type: 'ephemeral', ttl: '1h' };
+      const view = createAnthropicRequestView(body);
+      assert.equal(view.cacheTtlHint(), '1h');
+      for (const image of view.images()) image.replaceWithText('[gone]');
+      for (const m of view.messages()) for (const slot of m.texts) slot.set('');
+      for (const r of view.toolResults()) for (const slot of r.texts) slot.set('[cleared]');
+      assert.equal(view.cacheTtlHint(), '1h');
+      assert.equal(createAnthropicRequestView(body).cacheTtlHint(), '1h');
+      assert.equal(createAnthropicRequestView(body).hasCacheMarkers?.(), true);
+    });
   });
 
   test('tool results without a matching tool_use have no name; missing ids read as empty', () => {

@@ -15,13 +15,7 @@ import type {
 } from '../request-view.ts';
 import { isObj, type Obj } from '../wire-json.ts';
 import { textSlots, type EditState } from '../text-slots.ts';
-import {
-  editReporter,
-  hasCacheControl,
-  lazyMessageRef,
-  reportingSlots,
-  type EditReporter,
-} from '../view-edits.ts';
+import { editReporter, lazyMessageRef, reportingSlots, type EditReporter } from '../view-edits.ts';
 
 /** The source of an `image` block: base64 with its media type, or a URL; file ids are skipped. */
 export function anthropicImageSource(block: Obj): ImageSource | undefined {
@@ -158,15 +152,26 @@ function measureMessage(message: Obj): MessageMeasure {
   return { texts, images };
 }
 
-/** The longest TTL any `cache_control` marker anywhere in `value` asks for. */
-function longestCacheTtl(value: unknown, found: { any: boolean; hour: boolean }): void {
+/**
+ * What the `cache_control` markers anywhere in a body say: whether any is set (`present`), whether
+ * any is a marker object (`any`), and whether one asks for the one-hour TTL (`hour`).
+ */
+interface CacheMarkers {
+  present: boolean;
+  any: boolean;
+  hour: boolean;
+}
+
+/** Walks `value` for its `cache_control` markers (not into a marker's own value). */
+function findCacheMarkers(value: unknown, found: CacheMarkers): void {
   if (found.hour) return;
   if (Array.isArray(value)) {
-    for (const item of value) longestCacheTtl(item, found);
+    for (const item of value) findCacheMarkers(item, found);
     return;
   }
   if (!isObj(value)) return;
   const marker = value.cache_control;
+  if (marker !== undefined && marker !== null) found.present = true;
   if (isObj(marker)) {
     found.any = true;
     if (marker.ttl === '1h') {
@@ -175,7 +180,7 @@ function longestCacheTtl(value: unknown, found: { any: boolean; hour: boolean })
     }
   }
   for (const key of Object.keys(value)) {
-    if (key !== 'cache_control') longestCacheTtl(value[key], found);
+    if (key !== 'cache_control') findCacheMarkers(value[key], found);
   }
 }
 
@@ -226,6 +231,24 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
   const reporter = editReporter();
   const list = (): unknown[] => (Array.isArray(body.messages) ? body.messages : []);
   const slots = (holder: Obj, key: string) => reportingSlots(textSlots(holder, key, state), reporter);
+  // The body's markers, found in one walk of the whole body and kept (the TTL hint is asked by two
+  // steps, whether any marker is set by a third): only addCacheBreakpoint and setAutomaticCaching
+  // add markers, each a plain `{ type: 'ephemeral' }` (every other edit keeps each marker where it
+  // was), and they update what was found.
+  let markers: CacheMarkers | undefined;
+  const markerAdded = () => {
+    if (markers) {
+      markers.present = true;
+      markers.any = true;
+    }
+  };
+  const cacheMarkers = (): CacheMarkers => {
+    if (!markers) {
+      markers = { present: false, any: false, hour: false };
+      findCacheMarkers(body, markers);
+    }
+    return markers;
+  };
 
   return {
     body,
@@ -309,15 +332,14 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
     },
 
     cacheTtlHint() {
-      const found = { any: false, hour: false };
-      longestCacheTtl(body, found);
+      const found = cacheMarkers();
       return found.hour ? '1h' : found.any ? '5m' : undefined;
     },
 
     promptCachingStyle: 'breakpoints',
 
     hasCacheMarkers() {
-      return hasCacheControl(body);
+      return cacheMarkers().present;
     },
 
     addCacheBreakpoint(place: BreakpointPlace) {
@@ -341,7 +363,10 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
         const message = index === undefined ? undefined : messages[index];
         if (isObj(message)) marked = markLastBlock(message, 'content');
       }
-      if (marked) state.changed = true;
+      if (marked) {
+        state.changed = true;
+        markerAdded();
+      }
       return marked;
     },
 
@@ -349,6 +374,7 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
       if (body.cache_control !== undefined && body.cache_control !== null) return false;
       body.cache_control = { type: 'ephemeral' };
       state.changed = true;
+      markerAdded();
       return true;
     },
 
