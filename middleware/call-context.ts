@@ -7,6 +7,7 @@ import type { Config } from '../config/config.ts';
 import type { FormatAdapter } from '../providers/provider.ts';
 import type { RequestView } from '../providers/request-view.ts';
 import type { Clock } from '../lib/clock.ts';
+import { spliceEdits, type BodyLayout } from '../providers/splice-edits.ts';
 import type { ImageOrdinals, ImageFacts } from './image-set-aside/index.ts';
 import type { ImageRef } from '../providers/request-view.ts';
 import type { RemovedChars } from './accounting/removal-meter.ts';
@@ -42,6 +43,8 @@ export interface CallContext {
   readonly raw: Buffer;
   /** The parsed body the view edits in place. */
   readonly body: Record<string, unknown>;
+  /** Where the body's messages and top-level members are in `raw`, when the shape scan found them. */
+  readonly layout?: BodyLayout;
   readonly view: RequestView;
   /** Request headers (lower-case names), for per-request overrides such as `x-oda-pruning`. */
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
@@ -77,9 +80,15 @@ export interface CallContext {
   };
 }
 
-/** The bytes to send: the client's own when nothing changed, else the edited body. */
+/**
+ * The bytes to send: the client's own when nothing changed; else the client's own with the edited
+ * values written again, when the body's layout and the view say where they are; else the whole body.
+ */
 export function outgoingBytes(ctx: CallContext): Buffer {
-  return ctx.view.changed ? Buffer.from(JSON.stringify(ctx.body)) : ctx.raw;
+  if (!ctx.view.changed) return ctx.raw;
+  const places = ctx.view.editedPlaces?.();
+  const spliced = ctx.layout && places ? spliceEdits(ctx.raw, ctx.body, ctx.layout, places) : undefined;
+  return spliced ?? Buffer.from(JSON.stringify(ctx.body));
 }
 
 /** One stage of the pipeline, with one purpose. */

@@ -131,4 +131,21 @@ export interface RequestView {
   setPromptCacheKey?(key: string): boolean;
   /** Calls `listener` after every edit made through the view from now on (undefined stops it). */
   onEdit?(listener: ((edit: ViewEdit) => void) | undefined): void;
+  /**
+   * Where the view's edits so far went, so the body can be sent as the client's bytes with only
+   * those values written again. A view that does not keep track lacks it (its body is written whole).
+   */
+  editedPlaces?(): EditedPlaces;
+}
+
+/** The places a view's edits changed. */
+export interface EditedPlaces {
+  /** The top-level member that holds the messages (`messages`). */
+  readonly list: string;
+  /** Elements of that list, by index. */
+  readonly messages: ReadonlySet<number>;
+  /** Top-level members whose value changed (such as `system`, `tools`). */
+  readonly members: ReadonlySet<string>;
+  /** A top-level member was added or removed: only the whole body, written again, says it. */
+  readonly shape: boolean;
 }

@@ -91,3 +91,31 @@ test('tools: only at the top level, the last key wins (a later non-array value l
   assert.deepEqual(toolsOf('{"tool\\u0073":[{"name":"c]"}]}'), [{ name: 'c]' }]);
   assert.deepEqual(toolsOf('{"tools":[]}'), []);
 });
+
+test('each top-level member range is exactly the value JSON.parse keeps for that key', () => {
+  fc.assert(
+    fc.property(
+      fc.dictionary(fc.string({ maxLength: 6, unit: 'binary' }), fc.jsonValue({ maxDepth: 3 }), {
+        maxKeys: 6,
+      }),
+      fc.constantFrom(undefined, 1, '\t'),
+      fc.constantFrom(1, 5, 64, Infinity),
+      (members, indent, budget) => {
+        const text = JSON.stringify(members, null, indent);
+        const bytes = Buffer.from(text, 'utf8');
+        const scan = new JsonShapeScan(bytes, DEFAULT_JSON_LIMITS);
+        while (!scan.done) scan.step(budget);
+        const parsed = JSON.parse(text) as Record<string, unknown>;
+        assert.deepEqual([...scan.members.keys()].sort(), Object.keys(parsed).sort());
+        for (const [key, [start, end]] of scan.members) {
+          assert.deepEqual(JSON.parse(bytes.toString('utf8', start, end)), parsed[key], key);
+        }
+      },
+    ),
+    { numRuns: 300 },
+  );
+  const repeated = Buffer.from('{"a":1,"b":[2],"a":{"c":3} }');
+  const scan = new JsonShapeScan(repeated, DEFAULT_JSON_LIMITS);
+  scan.step(repeated.length);
+  assert.deepEqual(JSON.parse(repeated.toString('utf8', ...scan.members.get('a')!)), { c: 3 });
+});

@@ -61,7 +61,6 @@ function endOfString(bytes: Uint8Array, open: number): number {
 /** Keys whose values the scan looks at. */
 const KEY_TYPE = 1;
 const KEY_MESSAGES = 2;
-const KEY_TOOLS = 3;
 const KEY_OTHER = 0;
 
 /**
@@ -87,7 +86,7 @@ function hasEscape(bytes: Uint8Array, open: number, close: number): boolean {
 /** The text of the string between quotes `open` and `close`, decoding escapes only when present. */
 function stringText(bytes: Uint8Array, open: number, close: number): string | undefined {
   const inner = Buffer.from(bytes.buffer, bytes.byteOffset + open + 1, Math.max(0, close - open - 1));
-  if (!inner.includes(BACKSLASH)) return inner.toString('latin1');
+  if (!inner.includes(BACKSLASH)) return inner.toString('utf8');
   try {
     return JSON.parse(`"${inner.toString('utf8')}"`) as string;
   } catch {
@@ -130,20 +129,27 @@ export class JsonShapeScan {
    */
   list: { key: 'messages' | 'input'; ranges: number[] } | undefined;
   /**
-   * The byte range (start, end exclusive) of the last top-level `tools` value, when it is an array
-   * (the one JSON.parse keeps): lets the same tool definitions as an earlier request's be known by
-   * their bytes instead of digested again.
+   * The byte range (start, end exclusive) of each top-level member's value, the last one when a
+   * key repeats (the one JSON.parse keeps). Lets an edited body be sent as the client's bytes with
+   * only the edited values written again, and the same tool definitions as an earlier request's
+   * be known by their bytes.
    */
-  tools: readonly [number, number] | undefined;
-  /** Depth of the top-level tools array being scanned (0: none), and where it starts. */
-  private toolsDepth = 0;
-  private toolsStart = 0;
+  readonly members = new Map<string, readonly [number, number]>();
+  /** The top-level member whose value is being scanned, and where that value starts (-1: not yet). */
+  private memberKey: string | undefined;
+  private memberStart = -1;
 
   constructor(
     private readonly bytes: Uint8Array,
     private readonly limits: JsonLimits,
   ) {
     this.objects = new Uint8Array(limits.maxDepth + 2);
+  }
+
+  /** The byte range of the top-level `tools` value, when it is an array. */
+  get tools(): readonly [number, number] | undefined {
+    const range = this.members.get('tools');
+    return range && this.bytes[range[0]] === OPEN_ARRAY ? range : undefined;
   }
 
   /** True once the whole text is scanned or a limit is passed. */
@@ -160,6 +166,12 @@ export class JsonShapeScan {
     for (; i < stop && this.exceeded === undefined; i++) {
       const b = bytes[i]!;
       if (isSpace(b) || b === COLON) continue;
+      if (this.memberKey !== undefined && this.depth === 1) {
+        if (b === COMMA || b === CLOSE_OBJECT) {
+          if (this.memberStart !== -1) this.members.set(this.memberKey, [this.memberStart, this.lastEnd]);
+          this.memberKey = undefined;
+        } else if (this.memberStart === -1) this.memberStart = i;
+      }
       if (this.messagesDepth !== 0 && this.depth === this.messagesDepth) {
         const ranges = this.list!.ranges;
         if (b === COMMA) {
@@ -180,6 +192,10 @@ export class JsonShapeScan {
         if (this.expectKey) {
           this.expectKey = false;
           this.lastKey = this.classifyKey(i, close);
+          if (this.depth === 1) {
+            this.memberKey = stringText(bytes, i, close);
+            this.memberStart = -1;
+          }
         } else if (this.lastKey === KEY_TYPE) {
           this.lastKey = KEY_OTHER;
           if (this.isImageType(i, close) && ++this.images > limits.maxImages) this.exceeded = 'images';
@@ -190,13 +206,9 @@ export class JsonShapeScan {
       }
       this.lastEnd = i + 1;
       if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
-        const topArray = b === OPEN_ARRAY && this.depth === 1 && this.objects[1] === 1;
-        const startsMessages = topArray && this.lastKey === KEY_MESSAGES;
+        const startsMessages =
+          b === OPEN_ARRAY && this.depth === 1 && this.objects[1] === 1 && this.lastKey === KEY_MESSAGES;
         if (startsMessages) this.listKey = this.keyNow;
-        if (topArray && this.lastKey === KEY_TOOLS) {
-          this.toolsDepth = 2;
-          this.toolsStart = i;
-        }
         this.lastKey = KEY_OTHER;
         if (++this.depth > limits.maxDepth) this.exceeded = 'depth';
         else if (++this.values > limits.maxValues) this.exceeded = 'values';
@@ -212,10 +224,6 @@ export class JsonShapeScan {
           }
         }
       } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
-        if (this.depth === this.toolsDepth) {
-          this.toolsDepth = 0;
-          this.tools = [this.toolsStart, i + 1];
-        }
         this.depth--;
         this.lastKey = KEY_OTHER;
         this.expectKey = false;
@@ -240,19 +248,12 @@ export class JsonShapeScan {
     return IMAGE_TYPES.has(stringText(bytes, open, close) ?? '');
   }
 
-  /** A top-level `tools` key: its value replaces any earlier one's (JSON.parse keeps the last). */
-  private toolsKey(): number {
-    this.tools = undefined;
-    return KEY_TOOLS;
-  }
-
   private classifyKey(open: number, close: number): number {
     const bytes = this.bytes;
     // Cheap first: every key passes here, so the plain ones are compared byte for byte.
     if (!hasEscape(bytes, open, close)) {
       if (bytesAre(bytes, open, close, 'type')) return KEY_TYPE;
       if (this.depth !== 1) return KEY_OTHER;
-      if (bytesAre(bytes, open, close, 'tools')) return this.toolsKey();
       if (bytesAre(bytes, open, close, 'messages')) this.keyNow = 'messages';
       else if (bytesAre(bytes, open, close, 'input')) this.keyNow = 'input';
       else return KEY_OTHER;
@@ -260,7 +261,6 @@ export class JsonShapeScan {
     }
     const key = stringText(bytes, open, close);
     if (key === 'type') return KEY_TYPE;
-    if (this.depth === 1 && key === 'tools') return this.toolsKey();
     if (this.depth === 1 && (key === 'messages' || key === 'input')) {
       this.keyNow = key;
       return KEY_MESSAGES;
@@ -311,6 +311,7 @@ export function jsonLimits(limits: JsonLimits = DEFAULT_JSON_LIMITS, turns?: Tur
     // Where each message's bytes are, for the model call (`WireRanges`).
     if (scan.list) res.locals.wireRanges = scan.list;
     if (scan.tools) res.locals.toolsRange = scan.tools;
+    res.locals.members = scan.members;
     switch (scan.exceeded) {
       case 'depth':
         throw new OdaError(

@@ -230,7 +230,20 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
   const state: EditState = { changed: false };
   const reporter = editReporter();
   const list = (): unknown[] => (Array.isArray(body.messages) ? body.messages : []);
-  const slots = (holder: Obj, key: string) => reportingSlots(textSlots(holder, key, state), reporter);
+  // Where the edits went: an edit inside message i marks that message.
+  const places = { list: 'messages', messages: new Set<number>(), members: new Set<string>(), shape: false };
+  const messageState = (index: number): EditState => ({
+    get changed() {
+      return state.changed;
+    },
+    set changed(value: boolean) {
+      if (!value) return;
+      state.changed = true;
+      places.messages.add(index);
+    },
+  });
+  const slots = (holder: Obj, key: string, index: number) =>
+    reportingSlots(textSlots(holder, key, messageState(index)), reporter);
   // The body's markers, found in one walk of the whole body and kept (the TTL hint is asked by two
   // steps, whether any marker is set by a third): only addCacheBreakpoint and setAutomaticCaching
   // add markers, each a plain `{ type: 'ephemeral' }` (every other edit keeps each marker where it
@@ -274,7 +287,7 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
         }
         refs.push(
           lazyMessageRef({ index, role: message.role, hasToolResults, hasOwnContent }, () =>
-            slots(message, 'content'),
+            slots(message, 'content', index),
           ),
         );
       });
@@ -296,9 +309,9 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
             callId,
             toolName: names.get(callId),
             isError: block.is_error === true,
-            texts: slots(block, 'content'),
+            texts: slots(block, 'content', index),
             images: Array.isArray(block.content)
-              ? imageRefs(block.content, path, index, true, state, reporter)
+              ? imageRefs(block.content, path, index, true, messageState(index), reporter)
               : [],
           });
         });
@@ -315,11 +328,11 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
           if (!isObj(block)) return;
           if (block.type === 'image') {
             const path = ['messages', index, 'content', blockIndex];
-            const ref = imageRef(content, block, path, index, false, state, reporter);
+            const ref = imageRef(content, block, path, index, false, messageState(index), reporter);
             if (ref) refs.push(ref);
           } else if (block.type === 'tool_result' && Array.isArray(block.content)) {
             const path = ['messages', index, 'content', blockIndex, 'content'];
-            refs.push(...imageRefs(block.content, path, index, true, state, reporter));
+            refs.push(...imageRefs(block.content, path, index, true, messageState(index), reporter));
           }
         });
       });
@@ -348,13 +361,16 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
         const system = body.system;
         const hasSystem =
           typeof system === 'string' ? system !== '' : Array.isArray(system) && system.length > 0;
-        if (hasSystem) marked = markLastBlock(body, 'system');
-        else if (Array.isArray(body.tools)) {
+        if (hasSystem) {
+          marked = markLastBlock(body, 'system');
+          if (marked) places.members.add('system');
+        } else if (Array.isArray(body.tools)) {
           // Without a system prompt the tool definitions end the stable part of the prefix.
           const tool: unknown = body.tools[body.tools.length - 1];
           if (isObj(tool) && (tool.cache_control === undefined || tool.cache_control === null)) {
             tool.cache_control = { type: 'ephemeral' };
             marked = true;
+            places.members.add('tools');
           }
         }
       } else {
@@ -362,6 +378,7 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
         const index = breakpointMessage(messages, place);
         const message = index === undefined ? undefined : messages[index];
         if (isObj(message)) marked = markLastBlock(message, 'content');
+        if (marked) places.messages.add(index!);
       }
       if (marked) {
         state.changed = true;
@@ -372,10 +389,16 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
 
     setAutomaticCaching() {
       if (body.cache_control !== undefined && body.cache_control !== null) return false;
+      // A member the body may not have had: written whole.
+      places.shape = true;
       body.cache_control = { type: 'ephemeral' };
       state.changed = true;
       markerAdded();
       return true;
+    },
+
+    editedPlaces() {
+      return places;
     },
 
     promptCacheKey() {

@@ -29,6 +29,7 @@ export function buildContext(
     chatId: binding.chatId,
     raw: call.raw,
     body: call.body,
+    ...(call.members ? { layout: { list: call.wireRanges, members: call.members } } : {}),
     view,
     headers: call.headers,
     decisions: binding.decisions,

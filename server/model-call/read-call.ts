@@ -35,6 +35,8 @@ export interface ModelCall {
   readonly wireRanges: WireRanges | undefined;
   /** Where the body's top-level `tools` array is in `raw`. */
   readonly toolsRange: readonly [number, number] | undefined;
+  /** Where each top-level member's value is in `raw`. */
+  readonly members: ReadonlyMap<string, readonly [number, number]> | undefined;
   readonly headers: IncomingHttpHeaders;
   readonly query: Readonly<Record<string, unknown>>;
   readonly caller: Caller;
@@ -87,6 +89,7 @@ export function readCall(
     body,
     wireRanges: res.locals.wireRanges as WireRanges | undefined,
     toolsRange: res.locals.toolsRange as readonly [number, number] | undefined,
+    members: res.locals.members as ReadonlyMap<string, readonly [number, number]> | undefined,
     headers: req.headers,
     query: req.query as Record<string, unknown>,
     caller: res.locals.caller as Caller,

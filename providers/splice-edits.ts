@@ -1,0 +1,60 @@
+/**
+ * An edited body written as the client's own bytes with only the edited values written again: the
+ * messages and top-level members a view changed are serialised and put in place of their bytes;
+ * everything else goes out exactly as the client sent it. A mechanism's edit touches a few messages
+ * (a breakpoint on the last one, a trimmed result), and writing a long chat whole again cost more
+ * than anything else the gateway did to it (2.7 ms for 1 MB).
+ */
+import type { EditedPlaces } from './request-view.ts';
+
+/** Where the parts of a body are in its bytes, from the body's shape scan. */
+export interface BodyLayout {
+  /** The top-level message list: element k spans `ranges[2k]` to `ranges[2k + 1]`. */
+  readonly list: { readonly key: string; readonly ranges: readonly number[] } | undefined;
+  /** Each top-level member's value (start, end exclusive). */
+  readonly members: ReadonlyMap<string, readonly [number, number]>;
+}
+
+/**
+ * `raw` with the values at `places` replaced by their JSON in `body`; undefined when the layout
+ * cannot say where one of them is (the caller then writes the whole body).
+ */
+export function spliceEdits(
+  raw: Buffer,
+  body: Readonly<Record<string, unknown>>,
+  layout: BodyLayout,
+  places: EditedPlaces,
+): Buffer | undefined {
+  if (places.shape) return undefined;
+  const cuts: Array<{ start: number; end: number; json: string | undefined }> = [];
+  for (const key of places.members) {
+    const range = layout.members.get(key);
+    if (!range || key === layout.list?.key) return undefined;
+    cuts.push({ start: range[0], end: range[1], json: JSON.stringify(body[key]) });
+  }
+  if (places.messages.size > 0) {
+    const list = layout.list;
+    if (!list || list.key !== places.list) return undefined;
+    const elements = body[list.key];
+    if (!Array.isArray(elements) || list.ranges.length !== 2 * elements.length) return undefined;
+    for (const index of places.messages) {
+      if (!(index >= 0 && index < elements.length)) return undefined;
+      cuts.push({
+        start: list.ranges[2 * index]!,
+        end: list.ranges[2 * index + 1]!,
+        json: JSON.stringify(elements[index]),
+      });
+    }
+  }
+  cuts.sort((a, b) => a.start - b.start);
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (const cut of cuts) {
+    // A value gone (undefined writes nothing) or ranges that overlap: only the whole body says it.
+    if (cut.json === undefined || cut.start < at || cut.end > raw.length) return undefined;
+    parts.push(raw.subarray(at, cut.start), Buffer.from(cut.json, 'utf8'));
+    at = cut.end;
+  }
+  parts.push(raw.subarray(at));
+  return Buffer.concat(parts);
+}
