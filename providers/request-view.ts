@@ -144,8 +144,6 @@ export interface EditedPlaces {
   readonly list: string;
   /** Elements of that list, by index. */
   readonly messages: ReadonlySet<number>;
-  /** Top-level members whose value changed (such as `system`, `tools`). */
+  /** Top-level members whose value changed or that the view added (such as `system`, `tools`). */
   readonly members: ReadonlySet<string>;
-  /** A top-level member was added or removed: only the whole body, written again, says it. */
-  readonly shape: boolean;
 }

@@ -7,6 +7,10 @@
  */
 import type { EditedPlaces } from './request-view.ts';
 
+/** JSON's whitespace (space, tab, line feed, carriage return) and `}`. */
+const JSON_SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+const CLOSE_BRACE = 0x7d;
+
 /** Where the parts of a body are in its bytes, from the body's shape scan. */
 export interface BodyLayout {
   /** The top-level message list: element k spans `ranges[2k]` to `ranges[2k + 1]`. */
@@ -16,8 +20,9 @@ export interface BodyLayout {
 }
 
 /**
- * `raw` with the values at `places` replaced by their JSON in `body`; undefined when the layout
- * cannot say where one of them is (the caller then writes the whole body).
+ * `raw` with the values at `places` replaced by their JSON in `body`, and members the client did not
+ * send added at the end; undefined when the layout cannot say where one of them is or a value is
+ * gone (the caller then writes the whole body).
  */
 export function spliceEdits(
   raw: Buffer,
@@ -25,12 +30,15 @@ export function spliceEdits(
   layout: BodyLayout,
   places: EditedPlaces,
 ): Buffer | undefined {
-  if (places.shape) return undefined;
   const cuts: Array<{ start: number; end: number; json: string | undefined }> = [];
+  let added = '';
   for (const key of places.members) {
+    if (key === layout.list?.key) return undefined;
+    const json = JSON.stringify(body[key]);
     const range = layout.members.get(key);
-    if (!range || key === layout.list?.key) return undefined;
-    cuts.push({ start: range[0], end: range[1], json: JSON.stringify(body[key]) });
+    if (range) cuts.push({ start: range[0], end: range[1], json });
+    else if (json === undefined) return undefined;
+    else added += `${layout.members.size > 0 || added !== '' ? ',' : ''}${JSON.stringify(key)}:${json}`;
   }
   if (places.messages.size > 0) {
     const list = layout.list;
@@ -45,6 +53,13 @@ export function spliceEdits(
         json: JSON.stringify(elements[index]),
       });
     }
+  }
+  if (added !== '') {
+    // A member the client did not send goes last, before the body's closing brace.
+    let close = raw.length - 1;
+    while (close >= 0 && JSON_SPACE.has(raw[close]!)) close--;
+    if (raw[close] !== CLOSE_BRACE) return undefined;
+    cuts.push({ start: close, end: close, json: added });
   }
   cuts.sort((a, b) => a.start - b.start);
   const parts: Buffer[] = [];

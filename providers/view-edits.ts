@@ -3,7 +3,8 @@
  * image replaced through a view is reported to its listener (what each mechanism removed is
  * accounted from these), and a request's `cache_control` markers are found wherever they sit.
  */
-import type { MessageRef, TextSlot, ViewEdit } from './request-view.ts';
+import type { EditedPlaces, MessageRef, TextSlot, ViewEdit } from './request-view.ts';
+import type { EditState } from './text-slots.ts';
 import { isObj } from './wire-json.ts';
 
 /** Holds a view's edit listener and reports edits to it. */
@@ -98,5 +99,35 @@ export function promptCacheKeyField(
       state.changed = true;
       return true;
     },
+  };
+}
+
+/** Where a view's edits went, kept as they are made (`RequestView.editedPlaces`). */
+export interface PlaceTracker {
+  readonly places: EditedPlaces;
+  /** The edit state for edits inside element `index` of the message list. */
+  at(index: number): EditState;
+  /** The edit state for edits of the top-level member `key` (one the body may not have had). */
+  member(key: string): EditState;
+}
+
+/** A tracker over `state`: every edit through one of its states also changes `state`. */
+export function placeTracker(list: string, state: EditState): PlaceTracker {
+  const messages = new Set<number>();
+  const members = new Set<string>();
+  const marking = (mark: () => void): EditState => ({
+    get changed() {
+      return state.changed;
+    },
+    set changed(value: boolean) {
+      if (!value) return;
+      state.changed = true;
+      mark();
+    },
+  });
+  return {
+    places: { list, messages, members },
+    at: (index) => marking(() => messages.add(index)),
+    member: (key) => marking(() => members.add(key)),
   };
 }

@@ -8,6 +8,10 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { DEFAULT_JSON_LIMITS, JsonShapeScan } from './json-limits.ts';
 import { createAnthropicRequestView } from '../providers/anthropic/request-view.ts';
+import { createOpenaiRequestView } from '../providers/openai/request-view.ts';
+import { createResponsesRequestView } from '../providers/responses/request-view.ts';
+import type { RequestView } from '../providers/request-view.ts';
+import { spliceEdits } from '../providers/splice-edits.ts';
 import { outgoingBytes, type CallContext } from '../middleware/call-context.ts';
 
 const PNG =
@@ -120,7 +124,182 @@ test('the spliced bytes parse to the edited body, and unedited messages keep the
   );
 });
 
-test('without a layout, or after the view added a member, the body is written whole', () => {
+/** The bytes `view`'s edits of `parsed` (sent as `raw`) go out as, and the checks every format shares. */
+function sendAndCheck(raw: Buffer, parsed: Record<string, unknown>, view: RequestView): Buffer {
+  const scan = new JsonShapeScan(raw, DEFAULT_JSON_LIMITS);
+  scan.step(raw.length);
+  const ctx = { raw, body: parsed, view, layout: { list: scan.list, members: scan.members } };
+  const out = outgoingBytes(ctx as unknown as CallContext);
+  assert.deepEqual(JSON.parse(out.toString('utf8')), parsed);
+  if (!view.changed) assert.equal(out, raw);
+  const places = view.editedPlaces!();
+  const ranges = scan.list?.ranges ?? [];
+  for (let i = 0; i < ranges.length / 2; i++) {
+    if (places.messages.has(i)) continue;
+    assert.ok(out.includes(raw.subarray(ranges[2 * i], ranges[2 * i + 1])), `message ${i}`);
+  }
+  return out;
+}
+
+const openaiBody = fc.record({
+  model: fc.constant('gpt-test'),
+  messages: fc
+    .array(
+      fc.tuple(
+        fc.oneof(
+          text,
+          fc.array(
+            fc.oneof(
+              text.map((t) => ({ type: 'text', text: t })),
+              fc.constant({ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }),
+            ),
+            { maxLength: 3 },
+          ),
+        ),
+        text,
+      ),
+      { minLength: 1, maxLength: 4 },
+    )
+    .map((turns) => [
+      { role: 'system', content: 'be brief' },
+      ...turns.flatMap(([user, result], i) => [
+        { role: 'user', content: user },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'read', arguments: '{}' } }],
+        },
+        { role: 'tool', tool_call_id: `c${i}`, content: result },
+      ]),
+    ]),
+  prompt_cache_key: fc.constantFrom(undefined, null, 'client-key'),
+});
+
+const responsesBody = fc.record({
+  model: fc.constant('gpt-test'),
+  instructions: text,
+  input: fc.oneof(
+    text,
+    fc
+      .array(
+        fc.tuple(
+          fc.array(
+            fc.oneof(
+              text.map((t) => ({ type: 'input_text', text: t })),
+              fc.constant({ type: 'input_image', image_url: `data:image/png;base64,${PNG}` }),
+            ),
+            { maxLength: 3 },
+          ),
+          text,
+        ),
+        { minLength: 1, maxLength: 4 },
+      )
+      .map((turns) =>
+        turns.flatMap(([content, output], i) => [
+          { type: 'message', role: 'user', content },
+          { type: 'function_call', call_id: `c${i}`, name: 'read', arguments: '{}' },
+          { type: 'function_call_output', call_id: `c${i}`, output },
+        ]),
+      ),
+  ),
+});
+
+type OpenaiEdit = 'key' | 'texts' | 'images' | 'tool-results';
+const openaiEdits = fc.array(fc.constantFrom<OpenaiEdit>('key', 'texts', 'images', 'tool-results'), {
+  maxLength: 4,
+});
+
+function applyOpenaiEdits(view: RequestView, todo: readonly OpenaiEdit[], pick: number): void {
+  for (const e of todo) {
+    if (e === 'key') view.setPromptCacheKey!('chat-1');
+    else if (e === 'texts') {
+      const messages = view.messages();
+      for (const slot of messages[pick % messages.length]!.texts) slot.set('edited ✂');
+    } else if (e === 'images') for (const img of view.images()) img.replaceWithText('[image gone]');
+    else for (const r of view.toolResults()) for (const slot of r.texts) slot.set('[cleared]');
+  }
+}
+
+test('OpenAI Chat Completions: spliced bytes parse to the edited body, an added key goes last', () => {
+  fc.assert(
+    fc.property(
+      openaiBody,
+      openaiEdits,
+      fc.constantFrom(undefined, 2),
+      fc.nat(),
+      (sent, todo, indent, pick) => {
+        const raw = Buffer.from(JSON.stringify(sent, null, indent));
+        const parsed = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+        const view = createOpenaiRequestView(parsed);
+        applyOpenaiEdits(view, todo, pick);
+        const out = sendAndCheck(raw, parsed, view);
+        if (indent !== undefined && view.changed)
+          assert.notDeepEqual(out, Buffer.from(JSON.stringify(parsed)));
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+test('OpenAI Responses: spliced bytes parse to the edited body, a string input is a member', () => {
+  fc.assert(
+    fc.property(
+      responsesBody,
+      openaiEdits,
+      fc.constantFrom(undefined, 2),
+      fc.nat(),
+      (sent, todo, indent, pick) => {
+        const raw = Buffer.from(JSON.stringify(sent, null, indent));
+        const parsed = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+        const view = createResponsesRequestView(parsed);
+        applyOpenaiEdits(view, todo, pick);
+        const out = sendAndCheck(raw, parsed, view);
+        if (indent !== undefined && view.changed)
+          assert.notDeepEqual(out, Buffer.from(JSON.stringify(parsed)));
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+test("an added member goes before the closing brace; the rest is the client's bytes", () => {
+  const sent = { model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'hi' }] };
+  const raw = Buffer.from(JSON.stringify(sent, null, 2) + '\n');
+  const scan = new JsonShapeScan(raw, DEFAULT_JSON_LIMITS);
+  scan.step(raw.length);
+  const parsed = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+  const view = createAnthropicRequestView(parsed);
+  const layout = { list: scan.list, members: scan.members };
+  view.setAutomaticCaching!();
+  const out = outgoingBytes({ raw, body: parsed, view, layout } as unknown as CallContext).toString('utf8');
+  const close = raw.toString('utf8').lastIndexOf('}');
+  assert.equal(
+    out,
+    raw.toString('utf8', 0, close) + ',"cache_control":{"type":"ephemeral"}' + raw.toString('utf8', close),
+  );
+  // A body of no members takes the added one without a comma.
+  const empty = Buffer.from('{ }');
+  const none = spliceEdits(
+    empty,
+    { a: 1 },
+    { list: undefined, members: new Map() },
+    {
+      list: 'messages',
+      messages: new Set(),
+      members: new Set(['a']),
+    },
+  );
+  assert.equal(none?.toString('utf8'), '{ "a":1}');
+  // A member the view removed (undefined) cannot be spliced: the whole body is written.
+  const gone = spliceEdits(raw, { ...parsed, max_tokens: undefined }, layout, {
+    list: 'messages',
+    messages: new Set(),
+    members: new Set(['max_tokens']),
+  });
+  assert.equal(gone, undefined);
+});
+
+test('without a layout the body is written whole', () => {
   const sent = { model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'hi' }] };
   const raw = Buffer.from(JSON.stringify(sent, null, 2));
   const scan = new JsonShapeScan(raw, DEFAULT_JSON_LIMITS);
@@ -134,7 +313,4 @@ test('without a layout, or after the view added a member, the body is written wh
   const spliced = outgoingBytes({ raw, body: parsed, view, layout } as unknown as CallContext);
   assert.notEqual(spliced.toString('utf8'), JSON.stringify(parsed));
   assert.deepEqual(JSON.parse(spliced.toString('utf8')), parsed);
-  view.setAutomaticCaching!();
-  const whole = outgoingBytes({ raw, body: parsed, view, layout } as unknown as CallContext);
-  assert.equal(whole.toString('utf8'), JSON.stringify(parsed));
 });

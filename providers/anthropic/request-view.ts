@@ -15,7 +15,13 @@ import type {
 } from '../request-view.ts';
 import { isObj, type Obj } from '../wire-json.ts';
 import { textSlots, type EditState } from '../text-slots.ts';
-import { editReporter, lazyMessageRef, reportingSlots, type EditReporter } from '../view-edits.ts';
+import {
+  editReporter,
+  lazyMessageRef,
+  placeTracker,
+  reportingSlots,
+  type EditReporter,
+} from '../view-edits.ts';
 
 /** The source of an `image` block: base64 with its media type, or a URL; file ids are skipped. */
 export function anthropicImageSource(block: Obj): ImageSource | undefined {
@@ -231,17 +237,8 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
   const reporter = editReporter();
   const list = (): unknown[] => (Array.isArray(body.messages) ? body.messages : []);
   // Where the edits went: an edit inside message i marks that message.
-  const places = { list: 'messages', messages: new Set<number>(), members: new Set<string>(), shape: false };
-  const messageState = (index: number): EditState => ({
-    get changed() {
-      return state.changed;
-    },
-    set changed(value: boolean) {
-      if (!value) return;
-      state.changed = true;
-      places.messages.add(index);
-    },
-  });
+  const tracker = placeTracker('messages', state);
+  const messageState = tracker.at;
   const slots = (holder: Obj, key: string, index: number) =>
     reportingSlots(textSlots(holder, key, messageState(index)), reporter);
   // The body's markers, found in one walk of the whole body and kept (the TTL hint is asked by two
@@ -363,14 +360,14 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
           typeof system === 'string' ? system !== '' : Array.isArray(system) && system.length > 0;
         if (hasSystem) {
           marked = markLastBlock(body, 'system');
-          if (marked) places.members.add('system');
+          if (marked) tracker.member('system').changed = true;
         } else if (Array.isArray(body.tools)) {
           // Without a system prompt the tool definitions end the stable part of the prefix.
           const tool: unknown = body.tools[body.tools.length - 1];
           if (isObj(tool) && (tool.cache_control === undefined || tool.cache_control === null)) {
             tool.cache_control = { type: 'ephemeral' };
             marked = true;
-            places.members.add('tools');
+            tracker.member('tools').changed = true;
           }
         }
       } else {
@@ -378,7 +375,7 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
         const index = breakpointMessage(messages, place);
         const message = index === undefined ? undefined : messages[index];
         if (isObj(message)) marked = markLastBlock(message, 'content');
-        if (marked) places.messages.add(index!);
+        if (marked) tracker.at(index!).changed = true;
       }
       if (marked) {
         state.changed = true;
@@ -389,16 +386,14 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
 
     setAutomaticCaching() {
       if (body.cache_control !== undefined && body.cache_control !== null) return false;
-      // A member the body may not have had: written whole.
-      places.shape = true;
       body.cache_control = { type: 'ephemeral' };
-      state.changed = true;
+      tracker.member('cache_control').changed = true;
       markerAdded();
       return true;
     },
 
     editedPlaces() {
-      return places;
+      return tracker.places;
     },
 
     promptCacheKey() {

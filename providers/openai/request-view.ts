@@ -18,6 +18,7 @@ import {
   editReporter,
   hasCacheControl,
   lazyMessageRef,
+  placeTracker,
   promptCacheKeyField,
   reportingSlots,
   type EditReporter,
@@ -141,7 +142,10 @@ export function createOpenaiRequestView(body: Record<string, unknown>): RequestV
   const state: EditState = { changed: false };
   const reporter = editReporter();
   const list = (): unknown[] => (Array.isArray(body.messages) ? body.messages : []);
-  const slots = (holder: Obj, key: string) => reportingSlots(textSlots(holder, key, state), reporter);
+  // Where the edits went: an edit inside message i marks that message.
+  const tracker = placeTracker('messages', state);
+  const slots = (holder: Obj, key: string, index: number) =>
+    reportingSlots(textSlots(holder, key, tracker.at(index)), reporter);
 
   return {
     body,
@@ -161,7 +165,7 @@ export function createOpenaiRequestView(body: Record<string, unknown>): RequestV
         const isTool = role === 'tool';
         refs.push(
           lazyMessageRef({ index, role, hasToolResults: isTool, hasOwnContent: !isTool }, () =>
-            isTool ? [] : slots(message, 'content'),
+            isTool ? [] : slots(message, 'content', index),
           ),
         );
       });
@@ -186,9 +190,9 @@ export function createOpenaiRequestView(body: Record<string, unknown>): RequestV
           callId,
           toolName,
           isError: false,
-          texts: slots(message, 'content'),
+          texts: slots(message, 'content', index),
           images: Array.isArray(message.content)
-            ? imageRefs(message.content, index, true, state, reporter)
+            ? imageRefs(message.content, index, true, tracker.at(index), reporter)
             : [],
         });
       });
@@ -199,9 +203,10 @@ export function createOpenaiRequestView(body: Record<string, unknown>): RequestV
       const refs: ImageRef[] = [];
       list().forEach((message, index) => {
         if (!isObj(message) || !Array.isArray(message.content)) return;
-        if (message.role === 'user') refs.push(...imageRefs(message.content, index, false, state, reporter));
+        const at = tracker.at(index);
+        if (message.role === 'user') refs.push(...imageRefs(message.content, index, false, at, reporter));
         else if (viewRole(message.role) === 'tool')
-          refs.push(...imageRefs(message.content, index, true, state, reporter));
+          refs.push(...imageRefs(message.content, index, true, at, reporter));
       });
       return refs;
     },
@@ -238,7 +243,11 @@ export function createOpenaiRequestView(body: Record<string, unknown>): RequestV
       return false;
     },
 
-    ...promptCacheKeyField(body, state),
+    ...promptCacheKeyField(body, tracker.member('prompt_cache_key')),
+
+    editedPlaces() {
+      return tracker.places;
+    },
 
     onEdit(listener) {
       reporter.listen(listener);

@@ -19,7 +19,13 @@ import type {
 } from '../request-view.ts';
 import { stringSlot, type EditState } from '../text-slots.ts';
 import { isObj, str, type Obj } from '../wire-json.ts';
-import { editReporter, promptCacheKeyField, reportingSlots, type EditReporter } from '../view-edits.ts';
+import {
+  editReporter,
+  placeTracker,
+  promptCacheKeyField,
+  reportingSlots,
+  type EditReporter,
+} from '../view-edits.ts';
 import {
   SCREENSHOT_PLACEHOLDER_URL,
   inputImageSource,
@@ -195,6 +201,8 @@ export function createResponsesRequestView(body: Record<string, unknown>): Reque
   const state: EditState = { changed: false };
   const reporter = editReporter();
   const slots = (found: TextSlot[]) => reportingSlots(found, reporter);
+  // Where the edits went: an edit inside input item i marks that item; a string input is a member.
+  const tracker = placeTracker('input', state);
 
   return {
     body,
@@ -213,7 +221,7 @@ export function createResponsesRequestView(body: Record<string, unknown>): Reque
             role: 'user',
             hasToolResults: false,
             hasOwnContent: true,
-            texts: slots([stringSlot(body, 'input', state)]),
+            texts: slots([stringSlot(body, 'input', tracker.member('input'))]),
           },
         ];
       }
@@ -225,7 +233,8 @@ export function createResponsesRequestView(body: Record<string, unknown>): Reque
         const side = itemSide(item);
         if (side === undefined) return;
         if (side === 'assistant') {
-          const texts = itemType(item) === 'message' ? slots(partSlots(item, 'content', state)) : [];
+          const texts =
+            itemType(item) === 'message' ? slots(partSlots(item, 'content', tracker.at(index))) : [];
           if (run) run.texts.push(...texts);
           else {
             run = { index, texts };
@@ -249,7 +258,7 @@ export function createResponsesRequestView(body: Record<string, unknown>): Reque
           role: side,
           hasToolResults: false,
           hasOwnContent: true,
-          texts: slots(partSlots(item, 'content', state)),
+          texts: slots(partSlots(item, 'content', tracker.at(index))),
         });
       });
       return refs;
@@ -267,8 +276,8 @@ export function createResponsesRequestView(body: Record<string, unknown>): Reque
           callId,
           toolName: names.get(callId),
           isError: item.status === 'failed',
-          texts: slots(outputSlots(item, state)),
-          images: outputImageRefs(item, index, state, reporter),
+          texts: slots(outputSlots(item, tracker.at(index))),
+          images: outputImageRefs(item, index, tracker.at(index), reporter),
         });
       });
       return refs;
@@ -281,10 +290,17 @@ export function createResponsesRequestView(body: Record<string, unknown>): Reque
         const side = itemSide(item);
         if (side === 'user' && Array.isArray(item.content)) {
           refs.push(
-            ...partImageRefs(item.content, ['input', index, 'content'], index, false, state, reporter),
+            ...partImageRefs(
+              item.content,
+              ['input', index, 'content'],
+              index,
+              false,
+              tracker.at(index),
+              reporter,
+            ),
           );
         } else if (side === 'tool') {
-          refs.push(...outputImageRefs(item, index, state, reporter));
+          refs.push(...outputImageRefs(item, index, tracker.at(index), reporter));
         }
       });
       return refs;
@@ -317,7 +333,11 @@ export function createResponsesRequestView(body: Record<string, unknown>): Reque
       return false;
     },
 
-    ...promptCacheKeyField(body, state),
+    ...promptCacheKeyField(body, tracker.member('prompt_cache_key')),
+
+    editedPlaces() {
+      return tracker.places;
+    },
 
     onEdit(listener) {
       reporter.listen(listener);
