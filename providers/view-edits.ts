@@ -125,9 +125,11 @@ export function placeTracker(list: string, state: EditState): PlaceTracker {
       mark();
     },
   });
+  // One state per element, made on first use: views ask for one per message on every listing.
+  const states: EditState[] = [];
   return {
     places: { list, messages, members },
-    at: (index) => marking(() => messages.add(index)),
+    at: (index) => (states[index] ??= marking(() => messages.add(index))),
     member: (key) => marking(() => members.add(key)),
   };
 }
