@@ -107,6 +107,7 @@ test('each top-level member range is exactly the value JSON.parse keeps for that
         while (!scan.done) scan.step(budget);
         const parsed = JSON.parse(text) as Record<string, unknown>;
         assert.deepEqual([...scan.members.keys()].sort(), Object.keys(parsed).sort());
+        assert.equal(scan.repeatedKeys, false);
         for (const [key, [start, end]] of scan.members) {
           assert.deepEqual(JSON.parse(bytes.toString('utf8', start, end)), parsed[key], key);
         }
@@ -118,4 +119,5 @@ test('each top-level member range is exactly the value JSON.parse keeps for that
   const scan = new JsonShapeScan(repeated, DEFAULT_JSON_LIMITS);
   scan.step(repeated.length);
   assert.deepEqual(JSON.parse(repeated.toString('utf8', ...scan.members.get('a')!)), { c: 3 });
+  assert.equal(scan.repeatedKeys, true);
 });

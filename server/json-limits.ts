@@ -135,6 +135,8 @@ export class JsonShapeScan {
    * be known by their bytes.
    */
   readonly members = new Map<string, readonly [number, number]>();
+  /** True when a top-level key appears more than once (JSON.parse keeps the last value). */
+  repeatedKeys = false;
   /** The top-level member whose value is being scanned, and where that value starts (-1: not yet). */
   private memberKey: string | undefined;
   private memberStart = -1;
@@ -168,7 +170,10 @@ export class JsonShapeScan {
       if (isSpace(b) || b === COLON) continue;
       if (this.memberKey !== undefined && this.depth === 1) {
         if (b === COMMA || b === CLOSE_OBJECT) {
-          if (this.memberStart !== -1) this.members.set(this.memberKey, [this.memberStart, this.lastEnd]);
+          if (this.memberStart !== -1) {
+            if (this.members.has(this.memberKey)) this.repeatedKeys = true;
+            this.members.set(this.memberKey, [this.memberStart, this.lastEnd]);
+          }
           this.memberKey = undefined;
         } else if (this.memberStart === -1) this.memberStart = i;
       }
@@ -311,7 +316,10 @@ export function jsonLimits(limits: JsonLimits = DEFAULT_JSON_LIMITS, turns?: Tur
     // Where each message's bytes are, for the model call (`WireRanges`).
     if (scan.list) res.locals.wireRanges = scan.list;
     if (scan.tools) res.locals.toolsRange = scan.tools;
-    res.locals.members = scan.members;
+    // An edit is spliced into the client's bytes only where every key is there once: with a key
+    // repeated, the copies the edit would not reach go out too (a parser that keeps the first copy
+    // would miss the edit), so such a body is written whole.
+    if (!scan.repeatedKeys) res.locals.members = scan.members;
     switch (scan.exceeded) {
       case 'depth':
         throw new OdaError(

@@ -24,7 +24,8 @@ describe('mountModelLane', () => {
         next();
       },
     ];
-    const onError: ErrorRequestHandler = (err, _req, res, _next) => {
+    const onError: ErrorRequestHandler = (err, req, res, _next) => {
+      if (req.get('x-error-handler-throws')) throw new Error('the error handler failed');
       const e = err as OdaError;
       res.status(e.status).json({ error: e.message, route: res.locals[LANE_ROUTE] as string });
     };
@@ -98,5 +99,14 @@ describe('mountModelLane', () => {
       error: 'the gateway does not serve POST /passes-on',
       route: '/passes-on',
     });
+  });
+
+  test('an error handler that throws closes the response and the server goes on', async () => {
+    for (const path of ['/lane', '/rejects']) {
+      const headers = { 'x-refuse': '1', 'x-error-handler-throws': '1' };
+      await assert.rejects(fetch(`${url}${path}`, { method: 'POST', headers }), TypeError);
+    }
+    const ok = await fetch(`${url}/lane`, { method: 'POST' });
+    assert.equal(ok.status, 200);
   });
 });

@@ -59,7 +59,14 @@ function runChain(req: Request, res: Response, fns: readonly RequestHandler[], o
   const last: NextFunction = () => {
     if (!res.writableEnded) res.destroy();
   };
-  const fail = (err: unknown) => onError(err, req, res, last);
+  const fail = (err: unknown) => {
+    try {
+      onError(err, req, res, last);
+    } catch {
+      // The error handler itself failed: nothing else can answer, so the response is closed.
+      last();
+    }
+  };
   const next: NextFunction = (err?: unknown) => {
     if (err !== undefined && err !== null && err !== 'route' && err !== 'router') return fail(err);
     const fn = fns[i++];

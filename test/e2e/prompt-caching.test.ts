@@ -113,6 +113,42 @@ describe('prompt caching: Anthropic format', () => {
     }
   });
 
+  test("an edited body keeps the client's bytes around the edits; with a key repeated it is written whole", async () => {
+    const send = async (text: string, session: string) => {
+      const res = await fetch(`${gw.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-session-id': session },
+        body: text,
+      });
+      assert.equal(res.status, 200);
+      const got = gw.fake.requestsTo('/v1/messages');
+      return got[got.length - 1]!.raw.toString('utf8');
+    };
+    const body = {
+      model: MODEL,
+      max_tokens: 20,
+      system: 'You fix code.',
+      messages: [{ role: 'user', content: 'Hello ✂' }],
+      metadata: { user_id: 'u-1' },
+    };
+    // Pretty-printed: the members the breakpoints did not touch keep their own spacing.
+    const pretty = JSON.stringify(body, null, 2);
+    const spliced = await send(pretty, 'cache-a4');
+    const edited = JSON.parse(spliced) as Obj;
+    assert.deepEqual(edited.system, [{ type: 'text', text: 'You fix code.', cache_control: EPHEMERAL }]);
+    assert.ok(
+      spliced.startsWith('{\n  "model": "cache-test",\n  "max_tokens": 20,\n  "system": [{'),
+      spliced,
+    );
+    assert.ok(spliced.endsWith(`"metadata": {\n    "user_id": "u-1"\n  }\n}`), spliced);
+    // A repeated key: the provider gets one copy of each member, with the edits.
+    const repeated = `{"system":"An old prompt.",${pretty.slice(1)}`;
+    const whole = await send(repeated, 'cache-a5');
+    assert.equal(whole.match(/"system"/g)?.length, 1);
+    assert.equal(whole, JSON.stringify(JSON.parse(whole)));
+    assert.deepEqual((JSON.parse(whole) as Obj).system, edited.system);
+  });
+
   test('streamed calls get the same breakpoints', async () => {
     const driver = chatDriver('anthropic', gw.url, gw.fake, MODEL, {
       headers: { 'x-session-id': 'cache-a3' },
