@@ -220,46 +220,30 @@ function applyOpenaiEdits(view: RequestView, todo: readonly OpenaiEdit[], pick: 
   }
 }
 
-test('OpenAI Chat Completions: spliced bytes parse to the edited body, an added key goes last', () => {
+/** The property for an OpenAI-format view: any edits, spliced, parse to the edited body. */
+function openaiFormatProperty(
+  bodies: fc.Arbitrary<Record<string, unknown>>,
+  createView: (body: Record<string, unknown>) => RequestView,
+): void {
   fc.assert(
-    fc.property(
-      openaiBody,
-      openaiEdits,
-      fc.constantFrom(undefined, 2),
-      fc.nat(),
-      (sent, todo, indent, pick) => {
-        const raw = Buffer.from(JSON.stringify(sent, null, indent));
-        const parsed = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
-        const view = createOpenaiRequestView(parsed);
-        applyOpenaiEdits(view, todo, pick);
-        const out = sendAndCheck(raw, parsed, view);
-        if (indent !== undefined && view.changed)
-          assert.notDeepEqual(out, Buffer.from(JSON.stringify(parsed)));
-      },
-    ),
+    fc.property(bodies, openaiEdits, fc.constantFrom(undefined, 2), fc.nat(), (sent, todo, indent, pick) => {
+      const raw = Buffer.from(JSON.stringify(sent, null, indent));
+      const parsed = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+      const view = createView(parsed);
+      applyOpenaiEdits(view, todo, pick);
+      const out = sendAndCheck(raw, parsed, view);
+      if (indent !== undefined && view.changed) assert.notDeepEqual(out, Buffer.from(JSON.stringify(parsed)));
+    }),
     { numRuns: 300 },
   );
+}
+
+test('OpenAI Chat Completions: spliced bytes parse to the edited body, an added key goes last', () => {
+  openaiFormatProperty(openaiBody, createOpenaiRequestView);
 });
 
 test('OpenAI Responses: spliced bytes parse to the edited body, a string input is a member', () => {
-  fc.assert(
-    fc.property(
-      responsesBody,
-      openaiEdits,
-      fc.constantFrom(undefined, 2),
-      fc.nat(),
-      (sent, todo, indent, pick) => {
-        const raw = Buffer.from(JSON.stringify(sent, null, indent));
-        const parsed = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
-        const view = createResponsesRequestView(parsed);
-        applyOpenaiEdits(view, todo, pick);
-        const out = sendAndCheck(raw, parsed, view);
-        if (indent !== undefined && view.changed)
-          assert.notDeepEqual(out, Buffer.from(JSON.stringify(parsed)));
-      },
-    ),
-    { numRuns: 300 },
-  );
+  openaiFormatProperty(responsesBody, createResponsesRequestView);
 });
 
 test("an added member goes before the closing brace; the rest is the client's bytes", () => {
