@@ -30,9 +30,11 @@ export function mountModelLane(
 ): void {
   const target = app as unknown as { handle: Dispatch; request: object; response: object };
   const viaExpress = target.handle.bind(app);
+  // Each route's whole run, made once: the chain, then the route's handler.
+  const runs = new Map([...routes].map(([path, handler]) => [path, [...chain, handler]] as const));
   target.handle = function handle(req, res, callback) {
-    const handler = callback === undefined && req.method === 'POST' ? routes.get(pathOf(req.url)) : undefined;
-    if (!handler) return viaExpress(req, res, callback);
+    const run = callback === undefined && req.method === 'POST' ? runs.get(pathOf(req.url)) : undefined;
+    if (!run) return viaExpress(req, res, callback);
     // What Express sets up for every request before its router runs.
     const r = req as unknown as Request & { res: Response };
     const s = res as unknown as Response & { req: Request };
@@ -42,7 +44,7 @@ export function mountModelLane(
     Object.setPrototypeOf(res, target.response);
     s.locals ??= Object.create(null) as Record<string, unknown>;
     s.locals[LANE_ROUTE] = pathOf(req.url);
-    runChain(r, s, [...chain, handler], onError);
+    runChain(r, s, run, onError);
   };
 }
 
