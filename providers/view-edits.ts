@@ -1,7 +1,9 @@
 /**
  * Edit reporting and cache-marker lookup shared by the formats' request views: every text set and
  * image replaced through a view is reported to its listener (what each mechanism removed is
- * accounted from these), and a request's `cache_control` markers are found wherever they sit.
+ * accounted from these), a request's `cache_control` markers are found wherever they sit, and
+ * where the edits went is kept (`placeTracker`), so the body goes out as the client's bytes with
+ * only the edited values written again.
  */
 import type { EditedPlaces, MessageRef, TextSlot, ViewEdit } from './request-view.ts';
 import type { EditState } from './text-slots.ts';

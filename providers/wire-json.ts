@@ -2,6 +2,11 @@
 
 export type Obj = Record<string, unknown>;
 
+/** True for a byte of JSON's whitespace (space, line feed, carriage return, tab). */
+export function isJsonSpace(b: number): boolean {
+  return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+}
+
 /** True for a plain JSON object (not an array, not null). */
 export function isObj(value: unknown): value is Obj {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -13,6 +13,7 @@
 import type { RequestHandler } from 'express';
 import { OdaError } from '../lib/errors.ts';
 import { nextTurn, type TurnTaker } from '../lib/in-turns.ts';
+import { isJsonSpace } from '../providers/wire-json.ts';
 
 export interface JsonLimits {
   /** Deepest nesting of arrays and objects. */
@@ -43,8 +44,6 @@ const CLOSE_OBJECT = 0x7d;
 const CLOSE_ARRAY = 0x5d;
 const COMMA = 0x2c;
 const COLON = 0x3a;
-
-const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 
 /** Index of the quote that closes the string opened at `open` (the end of the text when none). */
 function endOfString(bytes: Uint8Array, open: number): number {
@@ -167,7 +166,7 @@ export class JsonShapeScan {
     let i = this.at;
     for (; i < stop && this.exceeded === undefined; i++) {
       const b = bytes[i]!;
-      if (isSpace(b) || b === COLON) continue;
+      if (isJsonSpace(b) || b === COLON) continue;
       if (this.memberKey !== undefined && this.depth === 1) {
         if (b === COMMA || b === CLOSE_OBJECT) {
           if (this.memberStart !== -1) {

@@ -171,9 +171,8 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
   const list = (): unknown[] => (Array.isArray(body.messages) ? body.messages : []);
   // Where the edits went: an edit inside message i marks that message.
   const tracker = placeTracker('messages', state);
-  const messageState = tracker.at;
   const slots = (holder: Obj, key: string, index: number) =>
-    reportingSlots(textSlots(holder, key, messageState(index)), reporter);
+    reportingSlots(textSlots(holder, key, tracker.at(index)), reporter);
   // The body's markers, found in one walk of the whole body and kept (the TTL hint is asked by two
   // steps, whether any marker is set by a third): only addCacheBreakpoint and setAutomaticCaching
   // add markers, each a plain `{ type: 'ephemeral' }` (every other edit keeps each marker where it
@@ -241,7 +240,7 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
             isError: block.is_error === true,
             texts: slots(block, 'content', index),
             images: Array.isArray(block.content)
-              ? imageRefs(block.content, path, index, true, messageState(index), reporter)
+              ? imageRefs(block.content, path, index, true, tracker.at(index), reporter)
               : [],
           });
         });
@@ -258,11 +257,11 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
           if (!isObj(block)) return;
           if (block.type === 'image') {
             const path = ['messages', index, 'content', blockIndex];
-            const ref = imageRef(content, block, path, index, false, messageState(index), reporter);
+            const ref = imageRef(content, block, path, index, false, tracker.at(index), reporter);
             if (ref) refs.push(ref);
           } else if (block.type === 'tool_result' && Array.isArray(block.content)) {
             const path = ['messages', index, 'content', blockIndex, 'content'];
-            refs.push(...imageRefs(block.content, path, index, true, messageState(index), reporter));
+            refs.push(...imageRefs(block.content, path, index, true, tracker.at(index), reporter));
           }
         });
       });
@@ -310,10 +309,8 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
         if (isObj(message)) marked = markLastBlock(message, 'content');
         if (marked) tracker.at(index!).changed = true;
       }
-      if (marked) {
-        state.changed = true;
-        markerAdded();
-      }
+      // The tracker marked the edit (and the view as changed) where it was made.
+      if (marked) markerAdded();
       return marked;
     },
 
