@@ -20,8 +20,9 @@ export interface BodyLayout {
 
 /**
  * `raw` with the values at `places` replaced by their JSON in `body`, and members the client did not
- * send added at the end; undefined when the layout cannot say where one of them is or a value is
- * gone (the caller then writes the whole body).
+ * send added at the end; undefined when the layout cannot say where one of them is, a value is
+ * gone, or the view names no place at all for a body it changed (the caller then writes the whole
+ * body, so an edit made past the view's place tracker is never lost).
  */
 export function spliceEdits(
   raw: Buffer,
@@ -29,6 +30,7 @@ export function spliceEdits(
   layout: BodyLayout,
   places: EditedPlaces,
 ): Buffer | undefined {
+  if (places.members.size === 0 && places.messages.size === 0) return undefined;
   const cuts: Array<{ start: number; end: number; json: string | undefined }> = [];
   let added = '';
   for (const key of places.members) {

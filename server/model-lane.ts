@@ -33,7 +33,8 @@ export function mountModelLane(
   // Each route's whole run, made once: the chain, then the route's handler.
   const runs = new Map([...routes].map(([path, handler]) => [path, [...chain, handler]] as const));
   target.handle = function handle(req, res, callback) {
-    const run = callback === undefined && req.method === 'POST' ? runs.get(pathOf(req.url)) : undefined;
+    const path = callback === undefined && req.method === 'POST' ? pathOf(req.url) : undefined;
+    const run = path === undefined ? undefined : runs.get(path);
     if (!run) return viaExpress(req, res, callback);
     // What Express sets up for every request before its router runs.
     const r = req as unknown as Request & { res: Response };
@@ -43,7 +44,7 @@ export function mountModelLane(
     Object.setPrototypeOf(req, target.request);
     Object.setPrototypeOf(res, target.response);
     s.locals ??= Object.create(null) as Record<string, unknown>;
-    s.locals[LANE_ROUTE] = pathOf(req.url);
+    s.locals[LANE_ROUTE] = path;
     runChain(r, s, run, onError);
   };
 }

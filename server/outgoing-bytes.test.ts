@@ -281,6 +281,14 @@ test("an added member goes before the closing brace; the rest is the client's by
     members: new Set(['max_tokens']),
   });
   assert.equal(gone, undefined);
+  // A changed body whose view names no edited place: the client's bytes would lose the edit, so
+  // only the whole body says it.
+  const unplaced = spliceEdits(raw, { ...parsed, max_tokens: 2 }, layout, {
+    list: 'messages',
+    messages: new Set(),
+    members: new Set(),
+  });
+  assert.equal(unplaced, undefined);
 });
 
 test('without a layout the body is written whole', () => {
