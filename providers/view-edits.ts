@@ -104,8 +104,14 @@ export function promptCacheKeyField(
   };
 }
 
-/** Where a view's edits went, kept as they are made (`RequestView.editedPlaces`). */
+/**
+ * Where a view's edits went, kept as they are made (`RequestView.editedPlaces`). It owns the view's
+ * changed flag: every edit goes through one of its states, so none can change the body without
+ * saying where.
+ */
 export interface PlaceTracker {
+  /** True once any edit changed the body. */
+  readonly changed: boolean;
   readonly places: EditedPlaces;
   /** The edit state for edits inside element `index` of the message list. */
   at(index: number): EditState;
@@ -113,8 +119,9 @@ export interface PlaceTracker {
   member(key: string): EditState;
 }
 
-/** A tracker over `state`: every edit through one of its states also changes `state`. */
-export function placeTracker(list: string, state: EditState): PlaceTracker {
+/** A tracker of the edits in a body whose message list is the top-level member `list`. */
+export function placeTracker(list: string): PlaceTracker {
+  const state: EditState = { changed: false };
   const messages = new Set<number>();
   const members = new Set<string>();
   const marking = (mark: () => void): EditState => ({
@@ -130,6 +137,9 @@ export function placeTracker(list: string, state: EditState): PlaceTracker {
   // One state per element, made on first use: views ask for one per message on every listing.
   const states: EditState[] = [];
   return {
+    get changed() {
+      return state.changed;
+    },
     places: { list, messages, members },
     at: (index) => (states[index] ??= marking(() => messages.add(index))),
     member: (key) => marking(() => members.add(key)),

@@ -166,11 +166,10 @@ function measureMessage(message: Obj): MessageMeasure {
 
 /** Creates the accessor over an Anthropic Messages request body (edited in place). */
 export function createAnthropicRequestView(body: Record<string, unknown>): RequestView {
-  const state: EditState = { changed: false };
   const reporter = editReporter();
   const list = (): unknown[] => (Array.isArray(body.messages) ? body.messages : []);
   // Where the edits went: an edit inside message i marks that message.
-  const tracker = placeTracker('messages', state);
+  const tracker = placeTracker('messages');
   const slots = (holder: Obj, key: string, index: number) =>
     reportingSlots(textSlots(holder, key, tracker.at(index)), reporter);
   // The body's markers, found in one walk of the whole body and kept (the TTL hint is asked by two
@@ -198,7 +197,7 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
       return typeof body.model === 'string' ? body.model : '';
     },
     get changed() {
-      return state.changed;
+      return tracker.changed;
     },
 
     messages(): MessageRef[] {

@@ -139,11 +139,10 @@ function measureMessage(message: Obj): MessageMeasure {
 
 /** Creates the accessor over an OpenAI Chat Completions request body (edited in place). */
 export function createOpenaiRequestView(body: Record<string, unknown>): RequestView {
-  const state: EditState = { changed: false };
   const reporter = editReporter();
   const list = (): unknown[] => (Array.isArray(body.messages) ? body.messages : []);
   // Where the edits went: an edit inside message i marks that message.
-  const tracker = placeTracker('messages', state);
+  const tracker = placeTracker('messages');
   const slots = (holder: Obj, key: string, index: number) =>
     reportingSlots(textSlots(holder, key, tracker.at(index)), reporter);
 
@@ -153,7 +152,7 @@ export function createOpenaiRequestView(body: Record<string, unknown>): RequestV
       return typeof body.model === 'string' ? body.model : '';
     },
     get changed() {
-      return state.changed;
+      return tracker.changed;
     },
 
     messages(): MessageRef[] {

@@ -198,11 +198,10 @@ function inputItems(body: Record<string, unknown>): unknown[] {
 
 /** Creates the accessor over an OpenAI Responses request body (edited in place). */
 export function createResponsesRequestView(body: Record<string, unknown>): RequestView {
-  const state: EditState = { changed: false };
   const reporter = editReporter();
   const slots = (found: TextSlot[]) => reportingSlots(found, reporter);
   // Where the edits went: an edit inside input item i marks that item; a string input is a member.
-  const tracker = placeTracker('input', state);
+  const tracker = placeTracker('input');
 
   return {
     body,
@@ -210,7 +209,7 @@ export function createResponsesRequestView(body: Record<string, unknown>): Reque
       return typeof body.model === 'string' ? body.model : '';
     },
     get changed() {
-      return state.changed;
+      return tracker.changed;
     },
 
     messages(): MessageRef[] {
