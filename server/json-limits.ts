@@ -99,7 +99,22 @@ function stringText(bytes: Uint8Array, open: number, close: number): string | un
  * elements of a top-level `messages` or `input` array; images the parts whose `type` is an image
  * type. Malformed text is left for JSON.parse to refuse with its own message.
  */
-export class JsonShapeScan {
+/**
+ * Where a body's parts are in its bytes, from its shape scan: what a model call keeps of the scan
+ * (`res.locals.bodyShape`).
+ */
+export interface BodyShape {
+  /** The top-level `messages` or `input` array JSON.parse keeps: element k spans `ranges[2k]` to `ranges[2k + 1]`. */
+  readonly list: { readonly key: 'messages' | 'input'; readonly ranges: readonly number[] } | undefined;
+  /** Each top-level member's value (start, end exclusive), the last one when a key repeats. */
+  readonly members: ReadonlyMap<string, readonly [number, number]>;
+  /** True when a top-level key appears more than once. */
+  readonly repeatedKeys: boolean;
+  /** The top-level `tools` value, when it is an array. */
+  readonly tools: readonly [number, number] | undefined;
+}
+
+export class JsonShapeScan implements BodyShape {
   private at = 0;
   private depth = 0;
   private values = 0;
@@ -312,13 +327,8 @@ export function jsonLimits(limits: JsonLimits = DEFAULT_JSON_LIMITS, turns?: Tur
     const scan = await scanJsonShape(body, limits, large ? turns : undefined);
     // A large body is parsed right after its scan: the parse takes a turn of its own.
     if (large && turns && scan.exceeded === undefined) await turns.take();
-    // Where each message's bytes are, for the model call (`WireRanges`).
-    if (scan.list) res.locals.wireRanges = scan.list;
-    if (scan.tools) res.locals.toolsRange = scan.tools;
-    // An edit is spliced into the client's bytes only where every key is there once: with a key
-    // repeated, the copies the edit would not reach go out too (a parser that keeps the first copy
-    // would miss the edit), so such a body is written whole.
-    if (!scan.repeatedKeys) res.locals.members = scan.members;
+    // Where the messages, the tools and each member are in the bytes, for the model call.
+    res.locals.bodyShape = scan satisfies BodyShape;
     switch (scan.exceeded) {
       case 'depth':
         throw new OdaError(

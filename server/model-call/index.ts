@@ -60,8 +60,8 @@ async function bindChat(app: AppContext, call: ModelCall, res: Response): Promis
     providerName: call.provider.config.name,
     body: call.body,
     raw: call.raw,
-    ...(call.wireRanges ? { wireRanges: call.wireRanges } : {}),
-    ...(call.toolsRange ? { toolsRange: call.toolsRange } : {}),
+    ...(call.shape?.list ? { wireRanges: call.shape.list } : {}),
+    ...(call.shape?.tools ? { toolsRange: call.shape.tools } : {}),
     headers: call.headers,
     caller: call.caller,
   });

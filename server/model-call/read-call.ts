@@ -12,7 +12,7 @@ import type { AppContext } from '../app-context.ts';
 import type { Caller } from '../auth.ts';
 import { parseJsonBody } from '../json-body.ts';
 import type { Logger } from '../logger.ts';
-import type { WireRanges } from '../bound-prefixes.ts';
+import type { BodyShape } from '../json-limits.ts';
 
 /** The route a model call came in on: its fixed path and the query parameters it forwards. */
 export interface ModelRoute {
@@ -31,12 +31,8 @@ export interface ModelCall {
   /** The body as the client sent it (bytes) and parsed. */
   readonly raw: Buffer;
   readonly body: Record<string, unknown>;
-  /** Where each element of the body's top-level `messages` or `input` array is in `raw`. */
-  readonly wireRanges: WireRanges | undefined;
-  /** Where the body's top-level `tools` array is in `raw`. */
-  readonly toolsRange: readonly [number, number] | undefined;
-  /** Where each top-level member's value is in `raw`. */
-  readonly members: ReadonlyMap<string, readonly [number, number]> | undefined;
+  /** Where the body's messages, tools and top-level members are in `raw` (its shape scan). */
+  readonly shape: BodyShape | undefined;
   readonly headers: IncomingHttpHeaders;
   readonly query: Readonly<Record<string, unknown>>;
   readonly caller: Caller;
@@ -87,9 +83,7 @@ export function readCall(
     model,
     raw,
     body,
-    wireRanges: res.locals.wireRanges as WireRanges | undefined,
-    toolsRange: res.locals.toolsRange as readonly [number, number] | undefined,
-    members: res.locals.members as ReadonlyMap<string, readonly [number, number]> | undefined,
+    shape: res.locals.bodyShape as BodyShape | undefined,
     headers: req.headers,
     query: req.query as Record<string, unknown>,
     caller: res.locals.caller as Caller,
