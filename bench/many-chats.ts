@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import type { BenchContext } from './context.ts';
-import { startChild, procStatusBytes, type ChildHandle } from './processes.ts';
+import { startChild, procStatusBytes, type ChildHandle, type ChildUsage } from './processes.ts';
 import { gatewayConfig } from './stack.ts';
 import type { SectionReport, TargetCheck } from './report.ts';
 import { median, percentile, sig } from './stats.ts';
@@ -217,6 +217,7 @@ export async function manyChatsBench(ctx: BenchContext): Promise<SectionReport> 
     data.firstStart = { listenMs, buildSeconds, indexed, duringPages, duringHealth, sawIndexing };
 
     const rssIndexed = procStatusBytes(gw.pid, 'VmRSS') ?? 0;
+    const heapIndexed = await gw.usage();
     ctx.progress('many-chats: page latencies');
     const pages = await pageLatencies(gw.url, ctx.quick ? 5 : 15, lastAt);
     data.pages = pages;
@@ -241,10 +242,12 @@ export async function manyChatsBench(ctx: BenchContext): Promise<SectionReport> 
     );
     const driveSeconds = (performance.now() - driveStarted) / 1000;
     const rssAfterDrive = procStatusBytes(gw.pid, 'VmRSS') ?? 0;
+    // What the RSS holds: V8's heap (used of reserved) and memory outside it (buffers, native code).
+    const heapAfterDrive = await gw.usage();
     const openChats = await get(`${gw.url}/metrics`).then((r) =>
       r.text.split('\n').filter((l) => l.startsWith('oda_open_chats{')),
     );
-    data.drive = { driveSeconds, failed, rssAfterDrive, openChats };
+    data.drive = { driveSeconds, failed, rssAfterDrive, heapAfterDrive, openChats };
     const pagesAfterDrive = await pageLatencies(gw.url, 3, lastAt);
 
     // 3. Ten clients read the 45 MB chat's log at once.
@@ -283,6 +286,8 @@ export async function manyChatsBench(ctx: BenchContext): Promise<SectionReport> 
     data.files = files;
 
     const mb = (b: number) => sig(b / MB, 3);
+    const heapOf = (u: ChildUsage) =>
+      `V8 heap ${mb(u.heapUsed)} MB used of ${mb(u.heapTotal)}, external ${mb(u.external)} MB`;
     const p50 = (xs: number[]) => sig(median(xs), 3);
     const p95 = (xs: number[]) => sig(percentile(xs, 95), 3);
     const allPages = [...Object.values(pages).flat(), ...Object.values(pagesAfterDrive).flat()];
@@ -337,7 +342,7 @@ export async function manyChatsBench(ctx: BenchContext): Promise<SectionReport> 
               `${p50(duringPages)} / ${sig(Math.max(...duringPages), 3)} ms`,
             ],
             ['  /healthz during the build, max', `${sig(Math.max(...duringHealth), 3)} ms`],
-            ['RSS once indexed', `${mb(rssIndexed)} MB`],
+            ['RSS once indexed', `${mb(rssIndexed)} MB (${heapOf(heapIndexed)})`],
             ['page: first (limit 50), median / p95', `${p50(pages.first!)} / ${p95(pages.first!)} ms`],
             [
               'page: 100 pages deep by cursor, median / max',
@@ -353,7 +358,7 @@ export async function manyChatsBench(ctx: BenchContext): Promise<SectionReport> 
               `${driven} new chats through the gateway`,
               `${sig(driveSeconds, 3)} s (${sig(driven / driveSeconds, 3)} chats/s)`,
             ],
-            ['RSS after them', `${mb(rssAfterDrive)} MB`],
+            ['RSS after them', `${mb(rssAfterDrive)} MB (${heapOf(heapAfterDrive)})`],
             [
               '10 concurrent reads of the 45 MB chat',
               `${sig(reads.ms / 1000, 3)} s, ${mb(reads.bytes)} MB sent`,
