@@ -149,16 +149,25 @@ describe(
     test('concurrent turns of one chat on both replicas are serialised: one log, each request and answer once', async () => {
       const chat = 'concurrent';
       const K = 12;
-      const results = await Promise.all(
-        Array.from({ length: K }, (_, i) =>
-          client(i % 2 ? b : a, chat)
-            .chat.completions.create({
-              model: 'gpt-test',
-              messages: [{ role: 'user', content: 'the same question' }],
-            })
-            .withResponse(),
-        ),
-      );
+      // Concurrent means all under way before the first answer: a request that starts after an
+      // answer to its history was logged asks for another answer, which goes to a branch.
+      fake.reset();
+      fake.options.holdUntilRequests = K;
+      let results;
+      try {
+        results = await Promise.all(
+          Array.from({ length: K }, (_, i) =>
+            client(i % 2 ? b : a, chat)
+              .chat.completions.create({
+                model: 'gpt-test',
+                messages: [{ role: 'user', content: 'the same question' }],
+              })
+              .withResponse(),
+          ),
+        );
+      } finally {
+        delete fake.options.holdUntilRequests;
+      }
       for (const r of results) assert.equal(r.response.headers.get('x-session-id'), chat);
       const log = await events(b!.url, chat);
       assertContiguous(log);

@@ -76,6 +76,12 @@ export interface FakeProviderOptions {
   openaiModels?: string[];
   /** Model ids `GET /v1/models` lists to a client sending `anthropic-version`. */
   anthropicModels?: string[];
+  /**
+   * Hold every answer until this many requests have arrived since the last reset: a barrier for
+   * tests whose requests must all be under way before the first answer (after 5 s they go anyway,
+   * and the test's own assertions say what went wrong).
+   */
+  holdUntilRequests?: number;
 }
 
 export class FakeProvider {
@@ -86,6 +92,8 @@ export class FakeProvider {
   private readonly sockets = new Set<import('node:net').Socket>();
   /** Set when a client aborted a streamed answer before it ended. */
   abortedStreams = 0;
+  /** Answers held by `holdUntilRequests`, released when enough requests have arrived. */
+  private held: Array<() => void> = [];
   /** The Responses API routes and the responses created through them. */
   readonly responsesApi = new FakeResponsesApi(() => this.options);
 
@@ -149,6 +157,7 @@ export class FakeProvider {
       json,
     };
     this.requests.push(rec);
+    await this.barrier();
     let reply: FakeReply | undefined;
     while (!reply && this.scripted.length) {
       const next = this.scripted.shift()!;
@@ -159,6 +168,23 @@ export class FakeProvider {
       res,
       'responses' in chosen ? this.responsesApi.answer(rec.json ?? {}, chosen.responses) : chosen,
     );
+  }
+
+  /** Waits, under `holdUntilRequests`, until that many requests have arrived (5 s at most). */
+  private async barrier(): Promise<void> {
+    const want = this.options.holdUntilRequests;
+    if (want === undefined) return;
+    if (this.requests.length >= want) {
+      for (const release of this.held.splice(0)) release();
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 5000);
+      this.held.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   private defaultReply(rec: RecordedRequest): FakeReply {
