@@ -251,8 +251,11 @@ describe('input safety: ids and names never leave dataDir', () => {
         /^checkpoints\/[A-Za-z0-9._:-]{1,128}\/[A-Za-z0-9._:-]+\.json$/.test(file) ||
         // The file store's chat index (one SQLite file and its journal).
         /^chat-index\.sqlite(-wal|-shm|-journal)?$/.test(file) ||
-        // The usage ledger: one file per UTC day, named by the date only.
-        /^usage\/\d{4}-\d{2}-\d{2}\.json$/.test(file) ||
+        // The usage ledger: one file per UTC day, named by the date only (and, while a background
+        // flush writes it, its temporary copy, renamed over it next).
+        /^usage\/\d{4}-\d{2}-\d{2}\.json(\.tmp)?$/.test(file) ||
+        // A background checkpoint's temporary file, named by random hex before its rename.
+        /^checkpoints\/[A-Za-z0-9._:-]{1,128}\/\.[0-9a-f]{16}\.tmp$/.test(file) ||
         /^attachments\/[0-9a-f]{64}\.(png|jpg|webp|gif)$/.test(file);
       assert.ok(ok, `unexpected file ${relative(gw.dataDir, join(gw.dataDir, file))}`);
     }
