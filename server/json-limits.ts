@@ -94,17 +94,14 @@ function stringText(bytes: Uint8Array, open: number, close: number): string | un
 }
 
 /**
- * A resumable scan of JSON text (without parsing it) for the first limit it passes. Values are
- * counted as containers plus separators, which is within one of the true count. Messages are the
- * elements of a top-level `messages` or `input` array; images the parts whose `type` is an image
- * type. Malformed text is left for JSON.parse to refuse with its own message.
- */
-/**
  * Where a body's parts are in its bytes, from its shape scan: what a model call keeps of the scan
  * (`res.locals.bodyShape`).
  */
 export interface BodyShape {
-  /** The top-level `messages` or `input` array JSON.parse keeps: element k spans `ranges[2k]` to `ranges[2k + 1]`. */
+  /**
+   * The top-level `messages` or `input` array JSON.parse keeps: element k spans `ranges[2k]` to
+   * `ranges[2k + 1]`.
+   */
   readonly list: { readonly key: 'messages' | 'input'; readonly ranges: readonly number[] } | undefined;
   /** Each top-level member's value (start, end exclusive), the last one when a key repeats. */
   readonly members: ReadonlyMap<string, readonly [number, number]>;
@@ -114,6 +111,12 @@ export interface BodyShape {
   readonly tools: readonly [number, number] | undefined;
 }
 
+/**
+ * A resumable scan of JSON text (without parsing it) for the first limit it passes. Values are
+ * counted as containers plus separators, which is within one of the true count. Messages are the
+ * elements of a top-level `messages` or `input` array; images the parts whose `type` is an image
+ * type. Malformed text is left for JSON.parse to refuse with its own message.
+ */
 export class JsonShapeScan implements BodyShape {
   private at = 0;
   private depth = 0;

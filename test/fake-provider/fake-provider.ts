@@ -130,6 +130,8 @@ export class FakeProvider {
     this.scripted.length = 0;
     this.abortedStreams = 0;
     this.responsesApi.stored.clear();
+    // Answers held by `holdUntilRequests` go now: the count they waited for starts again.
+    for (const release of this.held.splice(0)) release();
   }
 
   /** Requests to a path (the path without its query, matched exactly). */
