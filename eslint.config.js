@@ -45,7 +45,7 @@ const providerFreeRules = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', '.bench-out/', '.tmp/'] },
+  { ignores: ['node_modules/', 'data/', '.bench-out/', '.tmp/', '.build/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

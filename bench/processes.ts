@@ -1,9 +1,11 @@
 /**
  * Child processes of the benchmark: the fake provider, the minimal proxy and the gateway each run in
  * their own Node.js process (so a figure such as RSS is that process's own), plus an optional
- * throw-away Redis server. Every Node child is `node --import tsx <file> <json options>`, prints one
- * JSON line `{"port":N}` on stdout when it listens, answers `{type:"usage"}` over IPC, and exits when
- * the benchmark disconnects (so a crashed benchmark leaves nothing behind).
+ * throw-away Redis server. Every Node child is `node <file compiled to .build/bench/> <json options>`
+ * (as `npm start` runs the gateway: plain JavaScript, no TypeScript loader in the process; the CPU
+ * profile runs its gateway from source, `node --import tsx`, to name each function's own file),
+ * prints one JSON line `{"port":N}` on stdout when it listens, answers `{type:"usage"}` over IPC,
+ * and exits when the benchmark disconnects (so a crashed benchmark leaves nothing behind).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
@@ -45,6 +47,23 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Extra Node.js flags (e.g. --cpu-prof when profiling). */
   nodeArgs?: string[];
+  /** Run the TypeScript source under tsx instead of the compiled file (a profile's frames then name our files). */
+  source?: boolean;
+}
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const compiled = new Map<string, string>();
+
+/** Compiles `bench/<script>` with scripts/build.mjs, once per benchmark run; returns the file. */
+function compiledScript(script: string): string {
+  const entry = `bench/${script.replace(/^\.\//, '')}`;
+  const known = compiled.get(entry);
+  if (known) return known;
+  const r = spawnSync(process.execPath, ['scripts/build.mjs', entry], { cwd: ROOT, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`could not compile ${entry}: ${r.stderr || r.stdout}`);
+  const file = `${ROOT}.build/${entry.replace(/\.ts$/, '.mjs')}`;
+  compiled.set(entry, file);
+  return file;
 }
 
 /** Starts `bench/<script>` with `options` as its JSON argument and waits for its port. */
@@ -54,11 +73,12 @@ export async function startChild(
   options: unknown,
   start: StartOptions = {},
 ): Promise<ChildHandle> {
-  const file = fileURLToPath(new URL(script, import.meta.url));
+  const file = start.source ? fileURLToPath(new URL(script, import.meta.url)) : compiledScript(script);
+  const loader = start.source ? ['--import', TSX] : [];
   const out = start.stdoutFile ? openSync(start.stdoutFile, 'a') : 'pipe';
   const child = spawn(
     process.execPath,
-    [...(start.nodeArgs ?? []), '--import', TSX, file, JSON.stringify(options)],
+    [...(start.nodeArgs ?? []), ...loader, file, JSON.stringify(options)],
     {
       stdio: ['ignore', out, 'inherit', 'ipc'],
       env: { ...process.env, ...start.env },

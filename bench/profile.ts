@@ -103,7 +103,7 @@ async function profileRun(
   spread: Spread,
   seconds: number,
 ): Promise<{ profile: CpuProfile; text: string; requests: number }> {
-  const gateway = await startGateway(fakeUrl, { tempRoot: tmpfsRoot() });
+  const gateway = await startGateway(fakeUrl, { tempRoot: tmpfsRoot(), source: true });
   try {
     await warmUp(gateway.url);
     await conversationLoad(gateway, {

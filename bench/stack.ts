@@ -21,6 +21,8 @@ export interface GatewayOptions {
   tempRoot?: string;
   /** Extra Node.js flags for the gateway process (e.g. --cpu-prof). */
   nodeArgs?: string[];
+  /** Run the gateway from its TypeScript source under tsx (the CPU profile), not compiled. */
+  source?: boolean;
   name?: string;
 }
 
@@ -53,7 +55,7 @@ export async function startGateway(fakeUrl: string, opts: GatewayOptions = {}): 
       opts.name ?? 'gateway',
       './gateway-process.ts',
       { config: gatewayConfig(fakeUrl, dataDir, opts.config) },
-      { stdoutFile: join(dir, 'gateway.log'), nodeArgs: opts.nodeArgs },
+      { stdoutFile: join(dir, 'gateway.log'), nodeArgs: opts.nodeArgs, source: opts.source },
     );
     return {
       ...child,
