@@ -60,8 +60,11 @@ function compiledScript(script: string): string {
   const known = compiled.get(entry);
   if (known) return known;
   const r = spawnSync(process.execPath, ['scripts/build.mjs', entry], { cwd: ROOT, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`could not compile ${entry}: ${r.stderr || r.stdout}`);
-  const file = `${ROOT}.build/${entry.replace(/\.ts$/, '.mjs')}`;
+  const built = /^built (\S+)$/m.exec(r.stdout ?? '')?.[1];
+  if (r.status !== 0 || built === undefined) {
+    throw new Error(`could not compile ${entry}: ${r.error?.message ?? (r.stderr || r.stdout)}`);
+  }
+  const file = `${ROOT}${built}`;
   compiled.set(entry, file);
   return file;
 }

@@ -11,6 +11,8 @@
 //
 // Usage: node scripts/build.mjs [entry.ts ...]   (default: server/main.ts)
 import { build } from 'esbuild';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -24,12 +26,15 @@ export function compiledPath(entry) {
   return `${OUT_DIR}/${entry.replace(/\.ts$/, '.mjs')}`;
 }
 
-/** Compiles `entries`; resolves to the absolute paths written. */
+/**
+ * Compiles `entries`; resolves to the absolute paths written. Each file is written beside its place
+ * and renamed into it, so a gateway starting meanwhile loads the old file or the new one, never half.
+ */
 export async function buildEntries(entries = ['server/main.ts']) {
   const written = [];
   for (const entry of entries) {
     const outfile = `${root}${compiledPath(entry)}`;
-    await build({
+    const result = await build({
       absWorkingDir: root,
       entryPoints: [entry],
       outfile,
@@ -37,13 +42,24 @@ export async function buildEntries(entries = ['server/main.ts']) {
       platform: 'node',
       format: 'esm',
       target: 'node20.18',
-      // Packages are loaded from node_modules as they are (native addons, pino's workers).
+      // Packages are loaded from node_modules as they are (better-sqlite3's native addon among them).
       packages: 'external',
       // Class and function names stay as written: log lines name error classes by them.
       keepNames: true,
       sourcemap: 'linked',
       logLevel: 'warning',
+      write: false,
     });
+    mkdirSync(dirname(outfile), { recursive: true });
+    // The source map first, so the file that links to it never points at a missing one.
+    const files = [...result.outputFiles].sort(
+      (a, b) => Number(b.path.endsWith('.map')) - Number(a.path.endsWith('.map')),
+    );
+    for (const file of files) {
+      const temp = `${file.path}.${process.pid}.tmp`;
+      writeFileSync(temp, file.contents);
+      renameSync(temp, file.path);
+    }
     written.push(outfile);
   }
   return written;

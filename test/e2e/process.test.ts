@@ -37,7 +37,7 @@ const exitCode = (child: ChildProcess) =>
     else child.on('exit', (code) => resolve(code));
   });
 
-describe('the gateway process (npm start)', () => {
+describe('the gateway process run from source (server/main.ts under tsx)', () => {
   test('a bad config stops start-up with a message naming the key', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'oda-proc-'));
     const cfg = join(dir, 'oda.yaml');
