@@ -1,4 +1,5 @@
 import { OdaError } from '../lib/errors.ts';
+import { decodeUtf8 } from '../lib/utf8.ts';
 
 /** Parses the raw body as a JSON object, refusing anything else with a 400 that names the problem. */
 export function parseJsonBody(raw: unknown): { raw: Buffer; body: Record<string, unknown> } {
@@ -7,7 +8,7 @@ export function parseJsonBody(raw: unknown): { raw: Buffer; body: Record<string,
     throw new OdaError('ODA_ERR_BAD_JSON', 400, 'request body is empty; expected a JSON object');
   let parsed: unknown;
   try {
-    parsed = JSON.parse(buf.toString('utf8'));
+    parsed = JSON.parse(decodeUtf8(buf));
   } catch (e) {
     throw new OdaError('ODA_ERR_BAD_JSON', 400, `request body is not valid JSON: ${(e as Error).message}`);
   }
