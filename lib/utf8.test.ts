@@ -24,7 +24,7 @@ test('any bytes decode as toString("utf8") decodes them', () => {
   );
 });
 
-test('any text, lone surrogates included, comes back from its UTF-8 bytes unchanged', () => {
+test('the UTF-8 bytes of any text (lone surrogates become U+FFFD) decode alike', () => {
   fc.assert(
     fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (text) => same(Buffer.from(text, 'utf8'))),
     { numRuns: 500 },

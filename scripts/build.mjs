@@ -11,7 +11,7 @@
 //
 // Usage: node scripts/build.mjs [entry.ts ...]   (default: server/main.ts)
 import { build } from 'esbuild';
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -57,8 +57,13 @@ export async function buildEntries(entries = ['server/main.ts']) {
     );
     for (const file of files) {
       const temp = `${file.path}.${process.pid}.tmp`;
-      writeFileSync(temp, file.contents);
-      renameSync(temp, file.path);
+      try {
+        writeFileSync(temp, file.contents);
+        renameSync(temp, file.path);
+      } catch (e) {
+        rmSync(temp, { force: true });
+        throw e;
+      }
     }
     written.push(outfile);
   }

@@ -29,10 +29,10 @@ function childrenOf(pid: number): string[] {
 const closed = (child: ChildProcess) =>
   new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
 
-/** npm as `npm test` runs it (its own script), else the `npm` on the PATH. */
+/** npm as `npm test` runs it (npm's own script), else the `npm` on the PATH. */
 const npmCommand = (): [string, string[]] => {
   const execPath = process.env.npm_execpath;
-  return execPath && /\.c?js$/.test(execPath) ? [process.execPath, [execPath]] : ['npm', []];
+  return execPath && /(^|\/)npm-cli\.js$/.test(execPath) ? [process.execPath, [execPath]] : ['npm', []];
 };
 
 /** npm and everything it started run in their own process group; stop it whatever happened. */
@@ -75,7 +75,10 @@ describe('npm start runs the compiled gateway', { skip }, () => {
         detached: true, // its own process group, so a failed test can stop npm and whatever it started
       });
       group = npm.pid;
-      const exited = closed(npm);
+      const exited = closed(npm).then((code) => {
+        group = undefined; // it has exited: its process group id may be reused
+        return code;
+      });
       let out = '';
       const url = new Promise<string>((resolve, reject) => {
         npm.on('error', (err) => reject(new Error(`could not run npm: ${err.message}`)));

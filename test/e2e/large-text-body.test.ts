@@ -20,7 +20,7 @@ describe('large request bodies are read as the client wrote them', () => {
   before(async () => {
     gw = await startGateway();
   });
-  after(() => gw.close());
+  after(() => gw?.close());
 
   const cases: Array<[string, string]> = [
     ['ASCII, 1.2 MB', textOf('plain text with "quotes" and \\ slashes\n', 1_200_000)],
