@@ -22,47 +22,8 @@ describe('large request bodies are read as the client wrote them', () => {
   });
   after(() => gw?.close());
 
-  const cases: Array<[string, string]> = [
-    ['ASCII, 1.2 MB', textOf('plain text with "quotes" and \\ slashes\n', 1_200_000)],
-    ['Polish, CJK and emoji, 1.5 MB', textOf('zażółć gęślą jaźń 東京 😀 ', 1_500_000)],
-    ['mostly CJK, 0.7 MB', textOf('東京都の天気は晴れです。', 700_000)],
-  ];
-  for (const [i, [name, text]] of cases.entries()) {
-    test(name, async () => {
-      const chat = `large-text-${i}`;
-      const body = Buffer.from(
-        JSON.stringify({ model: 'claude-test', max_tokens: 16, messages: [{ role: 'user', content: text }] }),
-      );
-      const before = gw.fake.requests.length;
-      const res = await fetch(`${gw.url}/v1/messages`, {
-        method: 'POST',
-        headers: { ...HEADERS, 'x-session-id': chat },
-        body,
-      });
-      assert.equal(res.status, 200, await res.clone().text());
-      await res.arrayBuffer();
-      const sent = gw.fake.requests[before]!;
-      assert.ok(sent.raw.equals(body), 'the provider got the body byte for byte');
-      const [logged] = ofType(await getEvents(gw.url, chat), 'message');
-      assert.deepEqual(logged?.content, [{ kind: 'text', text }]);
-    });
-  }
-
-  test('an invalid UTF-8 sequence in a large body reads as toString("utf8") reads it', async () => {
-    const chat = 'large-invalid-utf8';
-    const text = textOf('zażółć 😀 ', 1_100_000);
-    const json = JSON.stringify({
-      model: 'claude-test',
-      max_tokens: 16,
-      messages: [{ role: 'user', content: text }],
-    });
-    // An overlong "/" (C0 AF) inside the text, where a decoder puts U+FFFD for each byte.
-    const at = json.indexOf(' end');
-    const body = Buffer.concat([
-      Buffer.from(json.slice(0, at)),
-      Buffer.from([0xc0, 0xaf]),
-      Buffer.from(json.slice(at)),
-    ]);
+  /** Sends `body` in chat `chat`; asserts the provider got it byte for byte; returns the logged text. */
+  async function sendAndLog(chat: string, body: Buffer): Promise<unknown> {
     const before = gw.fake.requests.length;
     const res = await fetch(`${gw.url}/v1/messages`, {
       method: 'POST',
@@ -71,9 +32,38 @@ describe('large request bodies are read as the client wrote them', () => {
     });
     assert.equal(res.status, 200, await res.clone().text());
     await res.arrayBuffer();
-    assert.ok(gw.fake.requests[before]!.raw.equals(body), 'forwarded as sent, invalid bytes included');
+    assert.ok(gw.fake.requests[before]!.raw.equals(body), 'the provider got the body byte for byte');
     const [logged] = ofType(await getEvents(gw.url, chat), 'message');
+    return logged?.content;
+  }
+
+  const request = (text: string) =>
+    JSON.stringify({ model: 'claude-test', max_tokens: 16, messages: [{ role: 'user', content: text }] });
+
+  const cases: Array<[string, string]> = [
+    ['ASCII, 1.2 MB', textOf('plain text with "quotes" and \\ slashes\n', 1_200_000)],
+    ['Polish, CJK and emoji, 1.5 MB', textOf('zażółć gęślą jaźń 東京 😀 ', 1_500_000)],
+    ['mostly CJK, 0.7 MB', textOf('東京都の天気は晴れです。', 700_000)],
+  ];
+  for (const [i, [name, text]] of cases.entries()) {
+    test(name, async () => {
+      const logged = await sendAndLog(`large-text-${i}`, Buffer.from(request(text)));
+      assert.deepEqual(logged, [{ kind: 'text', text }]);
+    });
+  }
+
+  test('an invalid UTF-8 sequence in a large body reads as toString("utf8") reads it', async () => {
+    const text = textOf('zażółć 😀 ', 1_100_000);
+    const json = request(text);
+    // An overlong "/" (C0 AF) inside the text, where a decoder puts U+FFFD for each byte; the
+    // provider still gets the bytes as sent.
+    const at = json.indexOf(' end');
+    const body = Buffer.concat([
+      Buffer.from(json.slice(0, at)),
+      Buffer.from([0xc0, 0xaf]),
+      Buffer.from(json.slice(at)),
+    ]);
     const expected = `${text.slice(0, text.length - ' end'.length)}\ufffd\ufffd end`;
-    assert.deepEqual(logged?.content, [{ kind: 'text', text: expected }]);
+    assert.deepEqual(await sendAndLog('large-invalid-utf8', body), [{ kind: 'text', text: expected }]);
   });
 });
