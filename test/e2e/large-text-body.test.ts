@@ -23,7 +23,7 @@ describe('large request bodies are read as the client wrote them', () => {
   after(() => gw?.close());
 
   /** Sends `body` in chat `chat`; asserts the provider got it byte for byte; returns the logged text. */
-  async function sendAndLog(chat: string, body: Buffer): Promise<unknown> {
+  async function sendAndLog(chat: string, body: Buffer<ArrayBuffer>): Promise<unknown> {
     const before = gw.fake.requests.length;
     const res = await fetch(`${gw.url}/v1/messages`, {
       method: 'POST',
