@@ -60,7 +60,7 @@ function compiledScript(script: string): string {
   const known = compiled.get(entry);
   if (known) return known;
   const r = spawnSync(process.execPath, ['scripts/build.mjs', entry], { cwd: ROOT, encoding: 'utf8' });
-  const built = /^built (\S+)$/m.exec(r.stdout ?? '')?.[1];
+  const built = /^built (\S+)$/m.exec(r.stderr ?? '')?.[1];
   if (r.status !== 0 || built === undefined) {
     throw new Error(`could not compile ${entry}: ${r.error?.message ?? (r.stderr || r.stdout)}`);
   }

@@ -73,5 +73,6 @@ export async function buildEntries(entries = ['server/main.ts']) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
   const written = await buildEntries(args.length > 0 ? args : undefined);
-  for (const file of written) process.stdout.write(`built ${file.slice(root.length)}\n`);
+  // On stderr: stdout is where `npm start` prints the gateway's JSON log lines.
+  for (const file of written) process.stderr.write(`built ${file.slice(root.length)}\n`);
 }

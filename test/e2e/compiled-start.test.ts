@@ -80,10 +80,12 @@ describe('npm start runs the compiled gateway', { skip }, () => {
         return code;
       });
       let out = '';
+      let stdout = '';
       const url = new Promise<string>((resolve, reject) => {
         npm.on('error', (err) => reject(new Error(`could not run npm: ${err.message}`)));
         npm.stdout!.on('data', (d: Buffer) => {
           out += d.toString();
+          stdout += d.toString();
           const m = /listening on (http:\/\/[0-9.:]+)/.exec(out);
           if (m) resolve(m[1]!);
         });
@@ -129,6 +131,11 @@ describe('npm start runs the compiled gateway', { skip }, () => {
         assert.equal(await exited, 0);
         assert.match(out, /"msg":"shutting down"/);
         assert.match(out, /"msg":"stopped"/);
+        // stdout carries the gateway's log lines and nothing else (the build speaks on stderr), so a
+        // log shipper reading it sees JSON only.
+        for (const line of stdout.split('\n').filter((l) => l !== '')) {
+          assert.doesNotThrow(() => JSON.parse(line), `not a JSON log line on stdout: ${line}`);
+        }
       } finally {
         stopGroup();
         await fake.close();
