@@ -1,9 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, parseConfig } from './config.ts';
+import { tempDir } from '../test/helpers/temp-dir.ts';
 
 const refuses = (raw: unknown, pattern: RegExp) =>
   assert.throws(
@@ -30,7 +30,7 @@ describe('config', () => {
       enabled: true,
       placeholder: '[Old tool result content cleared]',
     });
-    assert.deepEqual(c.pruning.imageReplay, { enabled: true, keepTurns: 3 });
+    assert.deepEqual(c.pruning.imageReplay, { enabled: true, keepTurns: 3, chunkImages: 10 });
     assert.deepEqual(c.store, { kind: 'file', fsync: 'batch' });
     assert.ok(Object.isFrozen(c) && Object.isFrozen(c.pruning));
   });
@@ -100,7 +100,7 @@ describe('config', () => {
   });
 
   test('loadConfig reads YAML, expands ${VAR}, applies HOST/PORT/ODA_DATA_DIR', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'oda-config-'));
+    const dir = tempDir('oda-config-');
     const file = join(dir, 'oda.yaml');
     writeFileSync(
       file,

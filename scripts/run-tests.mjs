@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// Runs every *.test.ts in the repo with node's test runner (through tsx).
+// Runs every *.test.ts in the repo with node's test runner (through tsx). It looks in every folder
+// but node_modules, hidden ones and the default data directory, so a test in a new folder is never
+// left out.
 // When no REDIS_URL is given and `redis-server` is installed, a private Redis is started on a free
 // port for the run and stopped afterwards, so the Redis-store tests never touch a shared server.
 import { spawn } from 'node:child_process';
@@ -9,12 +11,11 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 
 const root = new URL('..', import.meta.url).pathname;
-const roots = ['server', 'middleware', 'providers', 'chat-log', 'lib', 'scripts', 'test'];
 const only = process.argv.slice(2);
 
 function walk(dir, out) {
   for (const name of readdirSync(dir)) {
-    if (name === 'node_modules' || name.startsWith('.')) continue;
+    if (name === 'node_modules' || name.startsWith('.') || (dir === root && name === 'data')) continue;
     const p = join(dir, name);
     if (statSync(p).isDirectory()) walk(p, out);
     else if (name.endsWith('.test.ts')) out.push(relative(root, p));
@@ -70,9 +71,7 @@ async function startRedis() {
   };
 }
 
-const files = roots
-  .flatMap((r) => walk(join(root, r), []))
-  .filter((f) => only.length === 0 || only.some((o) => f.includes(o)));
+const files = walk(root, []).filter((f) => only.length === 0 || only.some((o) => f.includes(o)));
 if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
