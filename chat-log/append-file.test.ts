@@ -1,15 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppendFile } from './append-file.ts';
+import { tempDir } from '../test/helpers/temp-dir.ts';
 
 const openFds = () => readdirSync('/proc/self/fd').length;
 
 for (const mode of ['always', 'batch'] as const) {
   test(`${mode}: appends land in order on one kept-open handle, and close flushes`, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'oda-append-'));
+    const dir = tempDir('oda-append-');
     const path = join(dir, 'chat.jsonl');
     writeFileSync(path, 'header\n');
     const file = new AppendFile(path, mode);

@@ -1,15 +1,15 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { AttachmentStore, decodeImageSource, describeImage } from './attachments.ts';
 import { sha256Hex } from '../lib/sha256.ts';
 import { makeGif, makeJpeg, makePng, makeWebp } from './test-images.ts';
 import { isOdaError } from '../lib/errors.ts';
+import { tempDir } from '../test/helpers/temp-dir.ts';
 
-const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'oda-attach-'));
+const tmp = () => tempDir('oda-attach-');
 
 describe('describeImage', () => {
   const cases: Array<[string, Buffer, string, number, number]> = [

@@ -1,7 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { ChatLog } from './chat-log.ts';
 import { FileLogBackend } from './store-file.ts';
@@ -10,9 +9,10 @@ import { ManualClock } from '../lib/clock.ts';
 import { isOdaError } from '../lib/errors.ts';
 import { T0, say } from './test-batches.ts';
 import { savingsModel } from './read-models/savings.ts';
+import { tempDir } from '../test/helpers/temp-dir.ts';
 
 function setup(opts: { checkpointEvery?: number } = {}) {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'oda-chatlog-'));
+  const dataDir = tempDir('oda-chatlog-');
   const clock = new ManualClock(T0);
   const backend = new FileLogBackend({ dataDir, clock });
   const attachments = new AttachmentStore({ dir: path.join(dataDir, 'attachments') });

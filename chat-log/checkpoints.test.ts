@@ -1,7 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { FileLogBackend } from './store-file.ts';
 import { checkpointName, loadCheckpoint, saveCheckpoint } from './checkpoints.ts';
@@ -11,6 +10,7 @@ import { totalsModel, type TotalsState } from './read-models/totals.ts';
 import { chatModelKeys, chatReadModels } from './read-models/chat-read-models.ts';
 import { ManualClock } from '../lib/clock.ts';
 import type { Event, NewEvent } from './format/current.ts';
+import { tempDir } from '../test/helpers/temp-dir.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 const say = (text: string): NewEvent => ({
@@ -20,7 +20,7 @@ const say = (text: string): NewEvent => ({
 });
 
 async function chatWith(n: number) {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'oda-cp-'));
+  const dataDir = tempDir('oda-cp-');
   const backend = new FileLogBackend({ dataDir });
   await backend.create({ version: 5, id: 'c', createdAt: T0 });
   const events: Event[] = [];

@@ -1,14 +1,14 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { FileLogBackend } from './store-file.ts';
 import { ManualClock } from '../lib/clock.ts';
 import type { Event, NewEvent } from './format/current.ts';
 import { T0, hdr, say, request, rejectsWith } from './test-batches.ts';
+import { tempDir } from '../test/helpers/temp-dir.ts';
 
-const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'oda-store-'));
+const tmp = () => tempDir('oda-store-');
 
 function setup() {
   const dataDir = tmp();

@@ -1,7 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { ChatLog } from './chat-log.ts';
 import { FileLogBackend } from './store-file.ts';
@@ -10,9 +9,10 @@ import { sha256Hex } from '../lib/sha256.ts';
 import { ManualClock } from '../lib/clock.ts';
 import type { NormalizedMessage } from './pending-message.ts';
 import { makeGif, makePng } from './test-images.ts';
+import { tempDir } from '../test/helpers/temp-dir.ts';
 
 function setup() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'oda-images-'));
+  const dataDir = tempDir('oda-images-');
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
   const attachments = new AttachmentStore({ dir: path.join(dataDir, 'attachments') });
   const log = new ChatLog({

@@ -1,9 +1,6 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { RedisLogBackend } from './store-redis.ts';
 import { ChatLog } from './chat-log.ts';
 import { AttachmentStore } from './attachments.ts';
@@ -11,6 +8,7 @@ import { ManualClock } from '../lib/clock.ts';
 import type { Event, NewEvent } from './format/current.ts';
 import { dropPrefix, keysUnder, redisSkip, redisUrl, uniquePrefix } from '../test/helpers/redis-test.ts';
 import { T0, hdr, say, request, rejectsWith } from './test-batches.ts';
+import { tempDir } from '../test/helpers/temp-dir.ts';
 
 const textOf = (e: Event) =>
   e.type === 'message' && e.content[0]?.kind === 'text' ? e.content[0].text : undefined;
@@ -295,7 +293,7 @@ describe('RedisLogBackend: checkpoints, locks, availability', { skip: redisSkip 
 
   test('a second ChatLog on the same Redis sees the first one’s events in its read models', async () => {
     const prefix = uniquePrefix('chatlog');
-    const dir = mkdtempSync(join(tmpdir(), 'oda-redis-att-'));
+    const dir = tempDir('oda-redis-att-');
     const clock = new ManualClock(T0);
     const make = () =>
       new ChatLog({

@@ -1,10 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { runCli, type CliIo } from './cli.ts';
 import { FileLogBackend } from '../chat-log/store-file.ts';
+import { tempDir } from '../test/helpers/temp-dir.ts';
 
 function capture(): CliIo & { lines: string[]; errors: string[] } {
   const lines: string[] = [];
@@ -13,7 +11,7 @@ function capture(): CliIo & { lines: string[]; errors: string[] } {
 }
 
 test('log read prints a range of a chat by id, and of an older-version file converted', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'oda-cli-read-'));
+  const dataDir = tempDir('oda-cli-read-');
   const backend = new FileLogBackend({ dataDir });
   await backend.create({ version: 5, id: 'chat-1', createdAt: 1 });
   await backend.append(

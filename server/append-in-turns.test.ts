@@ -1,7 +1,5 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { ChatLog } from '../chat-log/chat-log.ts';
 import { FileLogBackend } from '../chat-log/store-file.ts';
@@ -11,9 +9,10 @@ import { T0, request, say } from '../chat-log/test-batches.ts';
 import type { NewEvent } from '../chat-log/format/current.ts';
 import { appendInTurns, approxChars } from './append-in-turns.ts';
 import { TurnTaker } from '../lib/in-turns.ts';
+import { tempDir } from '../test/helpers/temp-dir.ts';
 
 function setup() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'oda-turns-'));
+  const dataDir = tempDir('oda-turns-');
   const clock = new ManualClock(T0);
   const backend = new FileLogBackend({ dataDir, clock });
   const log = new ChatLog({

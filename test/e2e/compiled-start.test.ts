@@ -1,11 +1,11 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeProvider } from '../fake-provider/fake-provider.ts';
 import { testStoreIsRedis } from '../helpers/start-gateway.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -58,7 +58,7 @@ describe('npm start runs the compiled gateway', { skip }, () => {
     { timeout: 60_000 },
     async () => {
       const fake = await new FakeProvider().start();
-      const dir = mkdtempSync(join(tmpdir(), 'oda-compiled-'));
+      const dir = tempDir('oda-compiled-');
       const startedAt = Date.now();
       const [command, prefix] = npmCommand();
       const npm = spawn(command, [...prefix, 'start', '--silent'], {

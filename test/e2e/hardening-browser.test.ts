@@ -8,8 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
@@ -19,6 +18,7 @@ import { createApp } from '../../server/app.ts';
 import { parseConfig } from '../../config/config.ts';
 import { createLogger } from '../../server/logger.ts';
 import { loadOpenApi, validateResponse } from '../helpers/openapi-validator.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 const doc = loadOpenApi();
@@ -206,7 +206,7 @@ describe('a gateway not on loopback has no Host check (it sits behind names and 
 
 describe('config checks and start-up log', () => {
   test('adminKeys without teams stops start-up with a message', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'oda-hard-'));
+    const dir = tempDir('oda-hard-');
     const cfg = join(dir, 'oda.yaml');
     writeFileSync(cfg, `adminKeys: ["sha256:${'a'.repeat(64)}"]\n`);
     const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
@@ -267,7 +267,7 @@ describe('config checks and start-up log', () => {
   test('start-up logs show each baseUrl’s origin and path only, and warn for an open gateway off loopback', async () => {
     const logs = new Captured();
     const logger = createLogger('info', logs);
-    const dir = mkdtempSync(join(tmpdir(), 'oda-hard-'));
+    const dir = tempDir('oda-hard-');
     const config = parseConfig({
       dataDir: dir,
       server: { host: '0.0.0.0', port: 0 },

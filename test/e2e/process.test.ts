@@ -1,10 +1,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeProvider } from '../fake-provider/fake-provider.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -39,7 +39,7 @@ const exitCode = (child: ChildProcess) =>
 
 describe('the gateway process run from source (server/main.ts under tsx)', () => {
   test('a bad config stops start-up with a message naming the key', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'oda-proc-'));
+    const dir = tempDir('oda-proc-');
     const cfg = join(dir, 'oda.yaml');
     writeFileSync(cfg, 'toolResultTrimming:\n  thresholdChars: 10\n  maxChars: 3\n');
     const { child, out } = startMain({ ODA_CONFIG: cfg, ODA_DATA_DIR: join(dir, 'data') });
@@ -55,7 +55,7 @@ describe('the gateway process run from source (server/main.ts under tsx)', () =>
       chunkDelayMs: 40,
       streamPieces: Array.from({ length: 20 }, (_, i) => `c${i} `),
     }).start();
-    const dir = mkdtempSync(join(tmpdir(), 'oda-proc-'));
+    const dir = tempDir('oda-proc-');
     const { child, url } = startMain({
       PORT: '0',
       ODA_DATA_DIR: join(dir, 'data'),
