@@ -35,13 +35,15 @@ test('malformed text is left to JSON.parse', () => {
   assert.equal(check('not json at all'), undefined);
 });
 
-test('scanning 50 MB takes well under a second', () => {
+// Not a speed measurement (those are in the benchmarks): the bound is about 100 times what the scan
+// takes on a 2-core machine, so only a scan that is no longer linear (one that rescans) fails it.
+test('scanning 50 MB stays linear: far under 10 s', () => {
   const big = Buffer.from(
     JSON.stringify({ text: 'x'.repeat(25_000_000), list: Array.from({ length: 2_000_000 }, () => 1) }),
   );
   const started = performance.now();
   assert.equal(exceededJsonLimit(big, { maxDepth: 256, maxValues: 10_000_000 }), undefined);
-  assert.ok(performance.now() - started < 1000, `${Math.round(performance.now() - started)} ms`);
+  assert.ok(performance.now() - started < 10_000, `${Math.round(performance.now() - started)} ms`);
 });
 
 const shape = (value: unknown, maxMessages = 3, maxImages = 2) =>
