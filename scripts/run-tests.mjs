@@ -5,7 +5,7 @@
 // When no REDIS_URL is given and `redis-server` is installed, a private Redis is started on a free
 // port for the run and stopped afterwards, so the Redis-store tests never touch a shared server.
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync, mkdtempSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, mkdtempSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -80,23 +80,67 @@ const redis = await startRedis();
 const env = { ...process.env };
 if (redis.url) env.REDIS_URL = redis.url;
 else console.warn('redis-server not found and REDIS_URL unset: Redis-store tests will be skipped');
-function run(testFiles, extraEnv) {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...testFiles], {
+// Each pass also writes a TAP copy of its report to a temp file, read at the end for a list of what
+// failed: a CI log that keeps only its tail still names every failed test of both passes.
+const reports = mkdtempSync(join(tmpdir(), 'oda-test-report-'));
+function run(testFiles, extraEnv, name) {
+  const tap = join(reports, `${name}.tap`);
+  const reporter = process.stdout.isTTY ? 'spec' : 'tap'; // node's own default for stdout
+  const args = ['--import', 'tsx', '--test', '--test-concurrency=2'];
+  args.push(`--test-reporter=${reporter}`, '--test-reporter-destination=stdout');
+  args.push('--test-reporter=tap', `--test-reporter-destination=${tap}`);
+  const child = spawn(process.execPath, [...args, ...testFiles], {
     stdio: 'inherit',
     env: { ...env, ...extraEnv },
     cwd: root,
   });
-  return new Promise((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
+  return new Promise((resolve) =>
+    child.on('exit', (c, sig) => resolve({ name, code: c ?? (sig ? 1 : 0), failed: failures(tap) })),
+  );
 }
 
-let code = await run(files, {});
+/** The failed tests of a TAP report (suites that failed only through a subtest left out). */
+function failures(tapFile) {
+  let lines;
+  try {
+    lines = readFileSync(tapFile, 'utf8').split('\n');
+  } catch {
+    return ['(no report was written)'];
+  }
+  const out = [];
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^(\s*)not ok \d+ - (.*)$/.exec(lines[i]);
+    if (!m) continue;
+    const block = [];
+    for (let j = i + 1; j < lines.length && lines[j].trim() !== '...'; j++) block.push(lines[j].trim());
+    if (block.includes("failureType: 'subtestsFailed'")) continue;
+    const location = block
+      .find((l) => l.startsWith('location:'))
+      ?.slice('location:'.length)
+      .trim();
+    const errorAt = block.findIndex((l) => l.startsWith('error:'));
+    let error = errorAt >= 0 ? block[errorAt].slice('error:'.length).trim() : '';
+    if (/^[|>]-?$/.test(error)) error = block[errorAt + 1] ?? '';
+    // The file only: under tsx the line and column are those of the transformed code.
+    const file = location && relative(root, location.replace(/^'|'$/g, '').replace(/:\d+:\d+$/, ''));
+    out.push(`${m[2]}${file ? ` (${file})` : ''}${error ? `: ${error}` : ''}`);
+  }
+  return out;
+}
+
+const results = [await run(files, {}, 'file-store')];
 // The end-to-end suite once more with the chat log in Redis (test/helpers/start-gateway.ts reads
 // ODA_TEST_STORE), so both stores pass the same behaviour tests.
 const e2e = files.filter((f) => f.startsWith(join('test', 'e2e') + '/'));
 if (redis.url && e2e.length > 0) {
   console.log(`\n# end-to-end suite again with the Redis store (${e2e.length} files)`);
-  const again = await run(e2e, { ODA_TEST_STORE: 'redis' });
-  code = code || again;
+  results.push(await run(e2e, { ODA_TEST_STORE: 'redis' }, 'redis-store'));
 }
 redis.stop();
-process.exit(code);
+rmSync(reports, { recursive: true, force: true });
+console.log('');
+for (const { name, code, failed } of results) {
+  console.log(`# ${name} pass: ${code === 0 ? 'passed' : `failed (exit code ${code})`}`);
+  for (const f of failed) console.log(`#   not ok: ${f}`);
+}
+process.exit(results.find((r) => r.code !== 0)?.code ?? 0);
