@@ -83,17 +83,28 @@ else console.warn('redis-server not found and REDIS_URL unset: Redis-store tests
 // Each pass also writes a TAP copy of its report to a temp file, read at the end for a list of what
 // failed: a CI log that keeps only its tail still names every failed test of both passes.
 const reports = mkdtempSync(join(tmpdir(), 'oda-test-report-'));
+// Stopped before the end (Ctrl-C, a CI timeout): the test process, the private Redis and the reports
+// go with the runner instead of running on.
+let current;
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    current?.kill(signal);
+    redis.stop();
+    rmSync(reports, { recursive: true, force: true });
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  });
+}
 function run(testFiles, extraEnv, name) {
   const tap = join(reports, `${name}.tap`);
   const reporter = process.stdout.isTTY ? 'spec' : 'tap'; // node's own default for stdout
   const args = ['--import', 'tsx', '--test', '--test-concurrency=2'];
   args.push(`--test-reporter=${reporter}`, '--test-reporter-destination=stdout');
   args.push('--test-reporter=tap', `--test-reporter-destination=${tap}`);
-  const child = spawn(process.execPath, [...args, ...testFiles], {
+  const child = (current = spawn(process.execPath, [...args, ...testFiles], {
     stdio: 'inherit',
     env: { ...env, ...extraEnv },
     cwd: root,
-  });
+  }));
   return new Promise((resolve) =>
     child.on('exit', (c, sig) => resolve({ name, code: c ?? (sig ? 1 : 0), failed: failures(tap) })),
   );
