@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { prepareBatch } from './event-batch.ts';
+import fc from 'fast-check';
+import { batchBytes, checkBatch, prepareBatch } from './event-batch.ts';
 import { isPlainJson } from './lossless.ts';
 import { isOdaError } from '../lib/errors.ts';
 import type { NewEvent } from './format/current.ts';
@@ -18,10 +19,14 @@ const request = (settings: Record<string, unknown>): NewEvent =>
     tools: [],
   }) as NewEvent;
 
-/** The OdaError a prepareBatch call throws (or undefined). */
-function refusal(events: NewEvent[], built: boolean): { status: number; message: string } | undefined {
+/** The OdaError a prepareBatch (or checkBatch) call throws, or undefined. */
+function refusal(
+  events: NewEvent[],
+  built: boolean,
+  prepare: (events: NewEvent[], firstSeq: number, at: number, built: boolean) => unknown = prepareBatch,
+): { status: number; message: string } | undefined {
   try {
-    prepareBatch(events, 0, 1000, built);
+    prepare(events, 0, 1000, built);
     return undefined;
   } catch (err) {
     assert.ok(isOdaError(err), String(err));
@@ -81,5 +86,62 @@ describe('prepareBatch of events the gateway built', () => {
       assert.match(built.message, why);
       assert.deepEqual(built, refusal([event], false));
     });
+    test(`checkBatch (the slices' first pass) refuses ${what} with prepareBatch's error, built or not`, () => {
+      const batch = [message([{ kind: 'text', text: 'fine' }]), event];
+      for (const built of [true, false]) {
+        const prepared = refusal(batch, built);
+        assert.ok(prepared, 'refused');
+        assert.match(prepared.message, /events\[1\]/);
+        assert.deepEqual(refusal(batch, built, checkBatch), prepared);
+      }
+    });
   }
+
+  test('checkBatch passes what prepareBatch passes, and writes nothing', () => {
+    const events = [message([{ kind: 'text', text: 'hi' }]), request({ temperature: 0.5 })];
+    assert.equal(refusal(events, true, checkBatch), undefined);
+    assert.equal(refusal(events, false, checkBatch), undefined);
+    // A schema error (not only a lossless one) is found by the validated path of both.
+    const broken = [{ type: 'message', role: 'user', content: 'not a list' } as unknown as NewEvent];
+    const prepared = refusal(broken, false);
+    assert.ok(prepared && prepared.status === 500, 'refused by the schema');
+    assert.deepEqual(refusal(broken, false, checkBatch), prepared);
+  });
+});
+
+describe('batchBytes: the lines of a batch as a JSONL file', () => {
+  test('is the UTF-8 of the lines joined by newlines, after the first line, for any text', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ unit: 'binary', maxLength: 200 }), { maxLength: 8 }),
+        fc.string({ unit: 'binary', maxLength: 40 }),
+        (texts, head) => {
+          const batch = prepareBatch(
+            texts.map((text) => message([{ kind: 'text', text }])),
+            0,
+            1000,
+            true,
+          );
+          const first = head === '' ? '' : `${JSON.stringify({ head })}\n`;
+          const expected = Buffer.from(first + batch.lines.map((l) => `${l}\n`).join(''), 'utf8');
+          const got = batchBytes(batch, first);
+          assert.ok(got.equals(expected));
+          // Each line's recorded length is where the next one starts.
+          let at = Buffer.byteLength(first);
+          batch.lineBytes.forEach((n, i) => {
+            assert.equal(got.subarray(at, at + n).toString('utf8'), `${batch.lines[i]}\n`);
+            at += n;
+          });
+          assert.equal(at, got.length);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  test('an empty batch is the first line alone', () => {
+    const empty = prepareBatch([], 0, 1000, true);
+    assert.equal(batchBytes(empty).length, 0);
+    assert.equal(batchBytes(empty, '{"v":1}\n').toString(), '{"v":1}\n');
+  });
 });

@@ -13,12 +13,32 @@ import {
   type NewEvent,
 } from './format/current.ts';
 
-/** The events of a batch as they will be stored, and their JSONL lines (each ending in `\n`). */
+/** The events of a batch as they will be stored, and their JSONL lines. */
 export interface PreparedBatch {
   events: Event[];
+  /** Each event's JSON text, without its newline. */
+  lines: string[];
   /** Byte length of each event's line, newline included. */
   lineBytes: number[];
-  text: string;
+}
+
+/**
+ * The lines of a batch (after `first`, a line of its own such as a header) as the UTF-8 bytes of a
+ * JSONL file, each ending in a newline: one buffer of the size the byte counts give, each line
+ * encoded into its place, with no joined copy of the text made first.
+ */
+export function batchBytes(batch: PreparedBatch, first = ''): Buffer {
+  const firstBytes = Buffer.byteLength(first);
+  let total = firstBytes;
+  for (const n of batch.lineBytes) total += n;
+  const out = Buffer.allocUnsafe(total);
+  let at = out.write(first, 0);
+  for (const line of batch.lines) {
+    at += out.write(line, at);
+    out[at++] = 0x0a;
+  }
+  if (at !== total) throw new Error(`batch bytes: wrote ${at} of ${total}`);
+  return out;
 }
 
 function refuse(err: unknown, where: string): never {
@@ -41,17 +61,13 @@ function refuse(err: unknown, where: string): never {
 }
 
 /**
- * Checks one stored event (lossless, then the schema) and gives its JSONL line. An event the
- * gateway built itself (`built`: from parsed input, typed by the schema's own types, its numbers
- * and ids made by the gateway) is not validated against the schema a second time: only what its
- * types cannot promise is checked, that its values survive JSON unchanged (a client's -0 or 1e400).
- * Everything read back (stored lines, imports, conversions) is still validated.
+ * Checks one stored event (lossless, then the schema). An event the gateway built itself (`built`:
+ * from parsed input, typed by the schema's own types, its numbers and ids made by the gateway) is
+ * not validated against the schema a second time: only what its types cannot promise is checked,
+ * that its values survive JSON unchanged (a client's -0 or 1e400). Everything read back (stored
+ * lines, imports, conversions) is still validated.
  */
-function eventLine(
-  stored: Record<string, unknown>,
-  where: string,
-  built: boolean,
-): { event: Event; line: string } {
+function checkEvent(stored: Record<string, unknown>, where: string, built: boolean): void {
   try {
     if (!built) {
       assertLossless(stored, where);
@@ -62,20 +78,27 @@ function eventLine(
   } catch (err) {
     refuse(err, 'the batch');
   }
-  // The checked object itself is written (not zod's output) so the line holds exactly what was given.
-  return { event: stored as Event, line: JSON.stringify(stored) + '\n' };
 }
 
-function add(batch: PreparedBatch, { event, line }: { event: Event; line: string }): void {
-  batch.events.push(event);
-  batch.lineBytes.push(Buffer.byteLength(line));
-  batch.text += line;
+function add(batch: PreparedBatch, stored: Record<string, unknown>, where: string, built: boolean): void {
+  checkEvent(stored, where, built);
+  // The checked object itself is written (not zod's output) so the line holds exactly what was given.
+  const line = JSON.stringify(stored);
+  batch.events.push(stored as Event);
+  batch.lines.push(line);
+  batch.lineBytes.push(Buffer.byteLength(line) + 1);
+}
+
+/** The stored form of a new event: `seq` and `at` assigned, any given ones dropped. */
+function stamped(e: NewEvent, seq: number, at: number): Record<string, unknown> {
+  const { seq: _seq, at: _at, ...body } = e as NewEvent & { seq?: unknown; at?: unknown };
+  return { seq, at, ...body };
 }
 
 /**
  * Assigns `seq` (contiguous from `firstSeq`) and `at`, then checks the whole batch; throws an
  * OdaError (ODA_ERR_LOG_WRITE) naming the first refused value before anything can be written.
- * `built`: the gateway built these events itself (see `eventLine`).
+ * `built`: the gateway built these events itself (see `checkEvent`).
  */
 export function prepareBatch(
   events: readonly NewEvent[],
@@ -83,20 +106,25 @@ export function prepareBatch(
   at: number,
   built = false,
 ): PreparedBatch {
-  const out: PreparedBatch = { events: [], lineBytes: [], text: '' };
-  events.forEach((e, i) => {
-    const { seq: _seq, at: _at, ...body } = e as NewEvent & { seq?: unknown; at?: unknown };
-    add(out, eventLine({ seq: firstSeq + i, at, ...body }, `events[${i}]`, built));
-  });
+  const out: PreparedBatch = { events: [], lines: [], lineBytes: [] };
+  events.forEach((e, i) => add(out, stamped(e, firstSeq + i, at), `events[${i}]`, built));
   return out;
+}
+
+/**
+ * The checks of `prepareBatch` alone, with the same errors, and no line written: for a caller that
+ * appends a long batch in slices and must know first that the log takes all of it.
+ */
+export function checkBatch(events: readonly NewEvent[], firstSeq: number, at: number, built = false): void {
+  events.forEach((e, i) => checkEvent(stamped(e, firstSeq + i, at), `events[${i}]`, built));
 }
 
 /** Seed events of a branched chat, renumbered from 0 in their order, keeping their `at`. */
 export function prepareSeed(seed: readonly Event[]): PreparedBatch {
-  const out: PreparedBatch = { events: [], lineBytes: [], text: '' };
+  const out: PreparedBatch = { events: [], lines: [], lineBytes: [] };
   seed.forEach((e, i) => {
     const { seq: _seq, ...body } = e;
-    add(out, eventLine({ seq: i, ...body }, `seed[${i}]`, false));
+    add(out, { seq: i, ...body }, `seed[${i}]`, false);
   });
   return out;
 }

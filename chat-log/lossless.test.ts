@@ -193,9 +193,9 @@ describe('raw parts (format v5): a block kept as sent', () => {
         const event = messageWith(value, wire);
         assertLossless(event);
         const batch = prepareBatch([event as NewEvent], 0, 1);
-        const read = parseEventLine(batch.text.trimEnd(), 'c', 0);
+        const read = parseEventLine(batch.lines[0]!, 'c', 0);
         assert.deepStrictEqual(read, { seq: 0, at: 1, ...event });
-        assert.equal(JSON.stringify(read), batch.text.trimEnd());
+        assert.equal(JSON.stringify(read), batch.lines[0]!);
       }),
     );
   });
@@ -204,12 +204,12 @@ describe('raw parts (format v5): a block kept as sent', () => {
     const value = JSON.parse('{"type":"x","__proto__":{"polluted":true},"constructor":1}') as unknown;
     const wire = JSON.parse('{"role":"critic","__proto__":2}') as unknown;
     const batch = prepareBatch([messageWith(value, wire) as NewEvent], 0, 1);
-    assert.match(batch.text, /"__proto__":\{"polluted":true\}/);
-    const read = parseEventLine(batch.text.trimEnd(), 'c', 0);
-    assert.equal(JSON.stringify(read), batch.text.trimEnd());
-    const log = readLogText(`{"version":5,"id":"c","createdAt":0}\n${batch.text}`);
+    assert.match(batch.lines[0]!, /"__proto__":\{"polluted":true\}/);
+    const read = parseEventLine(batch.lines[0]!, 'c', 0);
+    assert.equal(JSON.stringify(read), batch.lines[0]!);
+    const log = readLogText(`{"version":5,"id":"c","createdAt":0}\n${batch.lines[0]!}\n`);
     assert.deepEqual(log.problems, []);
-    assert.equal(JSON.stringify(log.events[0]), batch.text.trimEnd());
+    assert.equal(JSON.stringify(log.events[0]), batch.lines[0]!);
     assert.equal(({} as { polluted?: boolean }).polluted, undefined);
   });
 

@@ -25,7 +25,7 @@ import {
 import type { Event, Header, NewEvent } from './format/current.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 import { isChatId, notFound, pathInside } from './chat-id.ts';
-import { headerLine, prepareBatch, prepareSeed, parseEventLine } from './event-batch.ts';
+import { batchBytes, headerLine, prepareBatch, prepareSeed, parseEventLine } from './event-batch.ts';
 import { openChatFile, type ChatFile } from './chat-file.ts';
 import { AppendFile, type FsyncMode } from './append-file.ts';
 import { ChatIndex, type IndexRow } from './chat-index.ts';
@@ -83,7 +83,7 @@ const changedUnder = (id: string) =>
   new OdaError('ODA_ERR_STORE_UNAVAILABLE', 503, `chat ${id} changed while it was being appended to; retry`);
 
 /** Writes `data` to a temporary file beside `path` and syncs it; returns the temporary path. */
-async function writeTemp(path: string, data: string, sync = true): Promise<string> {
+async function writeTemp(path: string, data: string | Buffer, sync = true): Promise<string> {
   const tmp = join(dirname(path), `.${randomBytes(8).toString('hex')}.tmp`);
   const fh = await fsp.open(tmp, 'wx');
   try {
@@ -191,11 +191,11 @@ export class FileLogBackend implements LogBackend {
     const path = this.pathOf(header.id);
     const first = headerLine(header);
     const prepared = prepareSeed(seed);
-    const text = first + prepared.text;
+    const data = batchBytes(prepared, first);
     return this.appendMutex.run(header.id, async () => {
       if (await this.chat(header.id)) return 'exists';
       await fsp.mkdir(this.chatsDir, { recursive: true });
-      const tmp = await writeTemp(path, text);
+      const tmp = await writeTemp(path, data);
       try {
         // link() fails when the name exists, so two creators (even in two processes) never clobber.
         await fsp.link(tmp, path);
@@ -222,7 +222,7 @@ export class FileLogBackend implements LogBackend {
         createdAt: header.createdAt,
         eventCount: seed.length,
         lastActivityAt: seed.at(-1)?.at ?? header.createdAt,
-        size: Buffer.byteLength(text),
+        size: data.length,
         ...(header.parent !== undefined ? { parent: header.parent } : {}),
         ...(header.team !== undefined ? { team: header.team } : {}),
         ...(header.cwd !== undefined ? { cwd: header.cwd } : {}),
@@ -248,7 +248,7 @@ export class FileLogBackend implements LogBackend {
       if (expectedCount !== undefined && c.offsets.length !== expectedCount) throw changedUnder(id);
       const batch = prepareBatch(events, c.offsets.length, now, opts.built);
       if (batch.events.length === 0) return [];
-      const data = Buffer.from(batch.text, 'utf8');
+      const data = batchBytes(batch);
       try {
         await this.writer(id, c.path).append(data, c.size);
       } catch (err) {

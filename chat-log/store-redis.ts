@@ -142,13 +142,6 @@ function unavailable(detail: string, cause?: unknown): OdaError {
   });
 }
 
-/** Lines of a prepared batch, one per event, without their newline. */
-function linesOf(text: string): string[] {
-  const lines = text.split('\n');
-  lines.pop();
-  return lines;
-}
-
 function parseOrUndefined(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -284,7 +277,7 @@ export class RedisLogBackend implements LogBackend {
           line,
           String(lastAt),
           activityMember(lastAt, id),
-          ...linesOf(prepared.text),
+          ...prepared.lines,
         ),
       );
       return created === 1 ? 'created' : 'exists';
@@ -345,7 +338,7 @@ export class RedisLogBackend implements LogBackend {
             String(count),
             String(now),
             id,
-            ...linesOf(batch.text),
+            ...batch.lines,
           ),
         );
         const [status] = reply as [number, number];

@@ -8,7 +8,7 @@
  * caller holds.
  */
 import type { ChatLog } from '../chat-log/chat-log.ts';
-import { prepareBatch } from '../chat-log/event-batch.ts';
+import { checkBatch } from '../chat-log/event-batch.ts';
 import type { NewEvent } from '../chat-log/format/current.ts';
 import { nextTurn, type TurnTaker } from '../lib/in-turns.ts';
 
@@ -61,7 +61,7 @@ export async function appendInTurns(
   }
   const turn = () => (turns ? turns.take() : nextTurn());
   for (const [start, end] of slices) {
-    prepareBatch(events.slice(start, end), expectedCount + start, 0, true);
+    checkBatch(events.slice(start, end), expectedCount + start, 0, true);
     await turn();
   }
   for (const [start, end] of slices) {
