@@ -230,8 +230,10 @@ describe('RedisLogBackend: checkpoints, locks, availability', { skip: redisSkip 
   });
 
   test('withLock excludes across instances, is renewed past its lease, and is released on throw', async () => {
-    const a = backend(uniquePrefix('lock'), { lockTtlMs: 90 });
-    const b = backend(a.prefix, { lockTtlMs: 90 });
+    // A lease long enough that a loaded machine's pause (the lease lapses only when a renewal, due
+    // every third of it, is late by two thirds) does not let b in, short enough to outlast three.
+    const a = backend(uniquePrefix('lock'), { lockTtlMs: 500 });
+    const b = backend(a.prefix, { lockTtlMs: 500 });
     await a.create(hdr('l'));
     const order: string[] = [];
     let release!: () => void;
@@ -251,7 +253,7 @@ describe('RedisLogBackend: checkpoints, locks, availability', { skip: redisSkip 
     });
     await b.withLock('other', async () => order.push('b:other'));
     // Hold well past three leases: renewal must keep b out.
-    await new Promise((r) => setTimeout(r, 350));
+    await new Promise((r) => setTimeout(r, 1600));
     release();
     await Promise.all([first, second]);
     assert.deepEqual(order, ['a:start', 'b:other', 'a:end', 'b']);
