@@ -1,27 +1,17 @@
 #!/usr/bin/env node
-// Runs every *.test.ts in the repo with node's test runner (through tsx). It looks in every folder
-// but node_modules, hidden ones and the default data directory, so a test in a new folder is never
-// left out.
+// Runs every *.test.ts in the repo (scripts/test-files.mjs finds them) with node's test runner
+// (through tsx).
 // When no REDIS_URL is given and `redis-server` is installed, a private Redis is started on a free
 // port for the run and stopped afterwards, so the Redis-store tests never touch a shared server.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, statSync, mkdtempSync, rmSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
+import { failedTests, testFiles } from './test-files.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const only = process.argv.slice(2);
-
-function walk(dir, out) {
-  for (const name of readdirSync(dir)) {
-    if (name === 'node_modules' || name.startsWith('.') || (dir === root && name === 'data')) continue;
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) walk(p, out);
-    else if (name.endsWith('.test.ts')) out.push(relative(root, p));
-  }
-  return out;
-}
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -71,7 +61,7 @@ async function startRedis() {
   };
 }
 
-const files = walk(root, []).filter((f) => only.length === 0 || only.some((o) => f.includes(o)));
+const files = testFiles(root).filter((f) => only.length === 0 || only.some((o) => f.includes(o)));
 if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
@@ -94,49 +84,20 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
     process.exit(signal === 'SIGINT' ? 130 : 143);
   });
 }
-function run(testFiles, extraEnv, name) {
+function run(list, extraEnv, name) {
   const tap = join(reports, `${name}.tap`);
   const reporter = process.stdout.isTTY ? 'spec' : 'tap'; // node's own default for stdout
   const args = ['--import', 'tsx', '--test', '--test-concurrency=2'];
   args.push(`--test-reporter=${reporter}`, '--test-reporter-destination=stdout');
   args.push('--test-reporter=tap', `--test-reporter-destination=${tap}`);
-  const child = (current = spawn(process.execPath, [...args, ...testFiles], {
+  const child = (current = spawn(process.execPath, [...args, ...list], {
     stdio: 'inherit',
     env: { ...env, ...extraEnv },
     cwd: root,
   }));
   return new Promise((resolve) =>
-    child.on('exit', (c, sig) => resolve({ name, code: c ?? (sig ? 1 : 0), failed: failures(tap) })),
+    child.on('exit', (c, sig) => resolve({ name, code: c ?? (sig ? 1 : 0), failed: failedTests(tap, root) })),
   );
-}
-
-/** The failed tests of a TAP report (suites that failed only through a subtest left out). */
-function failures(tapFile) {
-  let lines;
-  try {
-    lines = readFileSync(tapFile, 'utf8').split('\n');
-  } catch {
-    return ['(no report was written)'];
-  }
-  const out = [];
-  for (let i = 0; i < lines.length; i++) {
-    const m = /^(\s*)not ok \d+ - (.*)$/.exec(lines[i]);
-    if (!m) continue;
-    const block = [];
-    for (let j = i + 1; j < lines.length && lines[j].trim() !== '...'; j++) block.push(lines[j].trim());
-    if (block.includes("failureType: 'subtestsFailed'")) continue;
-    const location = block
-      .find((l) => l.startsWith('location:'))
-      ?.slice('location:'.length)
-      .trim();
-    const errorAt = block.findIndex((l) => l.startsWith('error:'));
-    let error = errorAt >= 0 ? block[errorAt].slice('error:'.length).trim() : '';
-    if (/^[|>]-?$/.test(error)) error = block[errorAt + 1] ?? '';
-    // The file only: under tsx the line and column are those of the transformed code.
-    const file = location && relative(root, location.replace(/^'|'$/g, '').replace(/:\d+:\d+$/, ''));
-    out.push(`${m[2]}${file ? ` (${file})` : ''}${error ? `: ${error}` : ''}`);
-  }
-  return out;
 }
 
 const results = [await run(files, {}, 'file-store')];
