@@ -16,10 +16,10 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-export const OUT_DIR = '.build';
+const OUT_DIR = '.build';
 
 /** Where the compiled file of `entry` (a path relative to the repository root) is written. */
-export function compiledPath(entry) {
+function compiledPath(entry) {
   if (!/^[a-z-]+\/[a-z-]+\.ts$/.test(entry)) {
     throw new Error(`build: entry "${entry}" must be <dir>/<name>.ts, one level below the root`);
   }
