@@ -7,10 +7,12 @@
  *
  * Memory is bounded whatever the number of chats: the state of open chats (line offsets, header)
  * is kept for the `maxOpenChats` most recently used ones, append handles for `maxOpenFiles`.
+ *
+ * The index's upkeep and the listings are in `store-file-index.ts`, reads of event ranges in
+ * `file-read-events.ts`, the synced temporary-file writes in `file-write-temp.ts`.
  */
 import { promises as fsp, constants as fsc } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { OdaError } from '../lib/errors.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import {
@@ -25,12 +27,14 @@ import {
 import type { Event, Header, NewEvent } from './format/current.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 import { isChatId, notFound, pathInside } from './chat-id.ts';
-import { batchBytes, headerLine, prepareBatch, prepareSeed, parseEventLine } from './event-batch.ts';
+import { batchBytes, headerLine, prepareBatch, prepareSeed } from './event-batch.ts';
 import { openChatFile, type ChatFile } from './chat-file.ts';
 import { AppendFile, type FsyncMode } from './append-file.ts';
-import { ChatIndex, type IndexRow } from './chat-index.ts';
-import { rebuildIndex, rowOfOpenChat, type IndexLog, type RebuildProgress } from './chat-index-rebuild.ts';
+import { rowOfOpenChat, type IndexLog, type RebuildSource } from './chat-index-rebuild.ts';
 import type { ChatListQuery, ChatPage } from './chat-page.ts';
+import { StoreFileIndex } from './store-file-index.ts';
+import { readEventLines, readEvents } from './file-read-events.ts';
+import { syncDir, writeTemp } from './file-write-temp.ts';
 
 export interface FileLogBackendOptions {
   dataDir: string;
@@ -52,58 +56,14 @@ export interface FileLogBackendOptions {
   clock?: Clock;
 }
 
-/** A rebuild of at most this many chat files is waited for by a listing; a larger one is not. */
-const WAIT_FOR_REBUILD_FILES = 2000;
-
-/** Bytes read from a chat file at once by a streamed read. */
-const READ_CHUNK = 1024 * 1024;
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
-
 /** A chat in memory: its opening, and its state once opened. */
 interface OpenChat {
   opening: Promise<ChatFile | undefined>;
   file?: ChatFile;
 }
 
-/** The index, opened on first use, and its rebuild when one runs. */
-interface IndexState {
-  index: ChatIndex;
-  rebuild?: { progress: RebuildProgress; listed: Promise<number>; done: Promise<void> };
-}
-
 const changedUnder = (id: string) =>
   new OdaError('ODA_ERR_STORE_UNAVAILABLE', 503, `chat ${id} changed while it was being appended to; retry`);
-
-/** Writes `data` to a temporary file beside `path` and syncs it; returns the temporary path. */
-async function writeTemp(path: string, data: string | Buffer, sync = true): Promise<string> {
-  const tmp = join(dirname(path), `.${randomBytes(8).toString('hex')}.tmp`);
-  const fh = await fsp.open(tmp, 'wx');
-  try {
-    await fh.writeFile(data);
-    if (sync) await fh.datasync();
-  } catch (err) {
-    await fh.close();
-    await fsp.rm(tmp, { force: true });
-    throw err;
-  }
-  await fh.close();
-  return tmp;
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const fh = await fsp.open(dir, 'r').catch(() => undefined);
-  if (!fh) return;
-  await fh.sync().catch(() => undefined);
-  await fh.close();
-}
 
 /** One JSONL file per chat under `dataDir/chats/`; see the file comment. */
 export class FileLogBackend implements LogBackend {
@@ -120,23 +80,22 @@ export class FileLogBackend implements LogBackend {
   private readonly fsync: FsyncMode;
   private readonly maxOpenFiles: number;
   private readonly maxOpenChats: number;
-  private readonly indexCheck: 'always' | 'when-owner-exited';
-  private readonly log: IndexLog | undefined;
-  private indexState: IndexState | undefined;
-  private closed = false;
-  /** True once this process took the index over (it marks it clean when it closes). */
-  private ownsIndex = false;
+  private readonly index: StoreFileIndex;
 
   constructor(opts: FileLogBackendOptions) {
     this.fsync = opts.fsync ?? 'batch';
     this.maxOpenFiles = opts.maxOpenFiles ?? 256;
     this.maxOpenChats = opts.maxOpenChats ?? 1000;
-    this.indexCheck = opts.indexCheck ?? 'always';
-    this.log = opts.log;
     this.dataDir = opts.dataDir;
     this.chatsDir = join(opts.dataDir, 'chats');
     this.checkpointsDir = join(opts.dataDir, 'checkpoints');
     this.clock = opts.clock ?? systemClock;
+    this.index = new StoreFileIndex({
+      dataDir: opts.dataDir,
+      indexCheck: opts.indexCheck ?? 'always',
+      log: opts.log,
+      source: this.rebuildSource(),
+    });
   }
 
   /** The path of a chat's log file (the original generation). Refuses malformed ids. */
@@ -217,7 +176,7 @@ export class FileLogBackend implements LogBackend {
       this.open.delete(header.id);
       this.open.set(header.id, { opening: Promise.resolve(file), file });
       this.dropLeastUsed();
-      this.record({
+      this.index.record({
         id: header.id,
         createdAt: header.createdAt,
         eventCount: seed.length,
@@ -266,40 +225,13 @@ export class FileLogBackend implements LogBackend {
       }
       c.size = pos;
       c.lastAt = now;
-      this.record(rowOfOpenChat(c));
+      this.index.record(rowOfOpenChat(c));
       return batch.events;
     });
   }
 
   async read(id: string, offset: number, length?: number): Promise<Event[]> {
-    const c = await this.existing(id);
-    // Snapshot the bounds first: later appends only add bytes after `size`.
-    const count = c.offsets.length;
-    const size = c.size;
-    const start = Math.min(offset, count);
-    const end = length === undefined ? count : Math.min(count, start + length);
-    if (start >= end) return [];
-    const from = c.offsets[start] ?? size;
-    const to = end < count ? (c.offsets[end] ?? size) : size;
-    const buf = Buffer.alloc(to - from);
-    const fh = await fsp.open(c.path, 'r');
-    try {
-      let got = 0;
-      while (got < buf.length) {
-        const { bytesRead } = await fh.read(buf, got, buf.length - got, from + got);
-        if (bytesRead === 0) break;
-        got += bytesRead;
-      }
-      if (got < buf.length) {
-        throw new OdaError('ODA_ERR_LOG_READ', 500, `chat log ${id} is shorter than its index`);
-      }
-    } finally {
-      await fh.close();
-    }
-    const lines = buf.toString('utf8').split('\n');
-    const out: Event[] = [];
-    for (let i = 0; i < end - start; i++) out.push(parseEventLine(lines[i] ?? '', id, start + i));
-    return out;
+    return readEvents(await this.existing(id), offset, length);
   }
 
   async count(id: string): Promise<number> {
@@ -315,32 +247,16 @@ export class FileLogBackend implements LogBackend {
    * Every chat, in id order, from the index (never opening chat files); waits for a rebuild under
    * way. For tools and tests: the gateway lists by page.
    */
-  async list(): Promise<ChatSummary[]> {
-    const state = this.listable();
-    await state.rebuild?.done;
-    const rows = state.index.page({ limit: Number.MAX_SAFE_INTEGER - 1 });
-    return rows.map(summaryOf).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  list(): Promise<ChatSummary[]> {
+    return this.index.list();
   }
 
   /**
    * One page of chats from the index, newest activity first. While the index is being rebuilt the
    * page shows the chats indexed so far (`indexing`), except that a small rebuild is waited for.
    */
-  async listPage(q: ChatListQuery): Promise<ChatPage> {
-    const state = this.listable();
-    const rebuild = state.rebuild;
-    // A small rebuild is waited for; an index that already holds many chats is served as it is
-    // (without waiting even for the folder listing) while it is checked.
-    if (rebuild && state.index.count() <= WAIT_FOR_REBUILD_FILES) {
-      if ((await rebuild.listed) <= WAIT_FOR_REBUILD_FILES) await rebuild.done;
-    }
-    const rows = state.index.page(q);
-    const chats = rows.slice(0, q.limit).map(summaryOf);
-    const page: ChatPage = { chats };
-    const last = chats[chats.length - 1];
-    if (rows.length > q.limit && last) page.next = { lastActivityAt: last.lastActivityAt, id: last.id };
-    if (state.rebuild) page.indexing = true;
-    return page;
+  listPage(q: ChatListQuery): Promise<ChatPage> {
+    return this.index.listPage(q);
   }
 
   /**
@@ -349,70 +265,17 @@ export class FileLogBackend implements LogBackend {
    * the chat's line offsets, and the file is read in chunks of at most 1 MB of whole lines.
    */
   async readLines(id: string, offset: number, maxEvents: number, maxBytes: number): Promise<EventLines> {
-    const c = await this.existing(id);
-    const count = c.offsets.length;
-    const size = c.size;
-    const start = Math.min(offset, count);
-    const endOf = (k: number) => (k + 1 < count ? c.offsets[k + 1]! : size);
-    const from = c.offsets[start] ?? size;
-    let end = start;
-    while (end < count && end - start < maxEvents && (end === start || endOf(end) - from <= maxBytes)) end++;
-    const offsets = c.offsets.slice(start, end + 1);
-    const path = c.path;
-    async function* lines(): AsyncGenerator<string> {
-      if (start >= end) return;
-      const fh = await fsp.open(path, 'r');
-      try {
-        for (let k = start; k < end;) {
-          // Whole lines k..j-1, at most READ_CHUNK bytes (or one longer line).
-          const lineStart = offsets[k - start]!;
-          let j = k + 1;
-          while (j < end && (offsets[j + 1 - start] ?? size) - lineStart <= READ_CHUNK) j++;
-          const lineEnd = offsets[j - start] ?? size;
-          const buf = Buffer.alloc(lineEnd - lineStart);
-          let got = 0;
-          while (got < buf.length) {
-            const { bytesRead } = await fh.read(buf, got, buf.length - got, lineStart + got);
-            if (bytesRead === 0) break;
-            got += bytesRead;
-          }
-          if (got < buf.length) {
-            throw new OdaError('ODA_ERR_LOG_READ', 500, `chat log ${id} is shorter than its index`);
-          }
-          for (let i = k; i < j; i++) {
-            const a = offsets[i - start]! - lineStart;
-            const b = (offsets[i + 1 - start] ?? size) - lineStart - 1;
-            const line = buf.toString('utf8', a, b);
-            parseEventLine(line, id, i);
-            yield line;
-          }
-          k = j;
-        }
-      } finally {
-        await fh.close();
-      }
-    }
-    return { count, lines: lines() };
+    return readEventLines(await this.existing(id), offset, maxEvents, maxBytes);
   }
 
   /** How many chats this store holds state or handles for, and the size of its index. */
   stats(): StoreStats {
-    const stats: StoreStats = { openChats: this.open.size, openFiles: this.writers.size };
-    const state = this.indexState;
-    if (state) {
-      stats.indexing = state.rebuild !== undefined;
-      try {
-        stats.indexedChats = state.index.count();
-      } catch {
-        // A failing index shows in the listings and the log; the metrics still answer.
-      }
-    }
-    return stats;
+    return { openChats: this.open.size, openFiles: this.writers.size, ...this.index.stats() };
   }
 
   /** Resolves once the chat index is open and any rebuild under way has finished. */
   async indexReady(): Promise<void> {
-    await this.listable().rebuild?.done;
+    await this.index.ready();
   }
 
   /**
@@ -421,107 +284,10 @@ export class FileLogBackend implements LogBackend {
    * start so the rebuild begins before the first request; every listing and write calls it too.
    */
   openIndex(): void {
-    try {
-      this.indexed();
-    } catch (err) {
-      this.indexTrouble(err);
-    }
+    this.index.open();
   }
 
-  /** Records a chat's row; the log is the record, so an index that cannot be written is only reported. */
-  private record(row: IndexRow): void {
-    try {
-      this.indexed(row);
-    } catch (err) {
-      this.indexTrouble(err);
-    }
-  }
-
-  private indexTroubleReported = false;
-
-  private indexTrouble(err: unknown): void {
-    if (this.indexTroubleReported) return;
-    this.indexTroubleReported = true;
-    this.log?.('warn', 'chat index unavailable: listings fail until it can be opened; it is rebuilt then', {
-      error: err instanceof Error ? err.message : String(err),
-    });
-  }
-
-  /** The index for a listing; a 503 when it cannot be opened. */
-  private listable(): IndexState {
-    try {
-      return this.indexed();
-    } catch (err) {
-      this.indexTrouble(err);
-      throw new OdaError('ODA_ERR_STORE_UNAVAILABLE', 503, 'the chat index is unavailable', { cause: err });
-    }
-  }
-
-  /** The index state, opening the index on first use; records `row` when given. */
-  private indexed(row?: IndexRow): IndexState {
-    let state = this.indexState;
-    if (!state) {
-      if (this.closed) throw new OdaError('ODA_ERR_STORE_UNAVAILABLE', 503, 'the chat store is closed');
-      const index = new ChatIndex(join(this.dataDir, 'chat-index.sqlite'), {
-        onError: (err) => this.indexTrouble(err),
-      });
-      state = { index };
-      this.indexState = state;
-      const before = index.owner();
-      const check =
-        index.condition !== 'ready' &&
-        (this.indexCheck === 'always' ||
-          index.condition === 'missing' ||
-          before.pid === undefined ||
-          !alive(before.pid));
-      if (check) this.startRebuild(state, index.condition);
-      else if (this.indexCheck === 'always') {
-        index.setState('open');
-        this.ownsIndex = true;
-      }
-    }
-    if (row) state.index.put(row);
-    return state;
-  }
-
-  private startRebuild(state: IndexState, why: string): void {
-    const { index } = state;
-    index.setState('rebuilding');
-    this.ownsIndex = true;
-    const progress: RebuildProgress = { total: 0, done: 0, changed: 0 };
-    let listed!: (n: number) => void;
-    const listedP = new Promise<number>((resolve) => (listed = resolve));
-    this.log?.(
-      'info',
-      `chat index ${why === 'missing' ? 'is missing' : 'was not closed cleanly'}: bringing it up to date from the chat files`,
-      {
-        index: index.path,
-      },
-    );
-    const done = rebuildIndex(index, this.rebuildSource(), {
-      progress,
-      stopped: () => this.closed,
-      log: this.log,
-      onListed: listed,
-    })
-      .then(
-        () => {
-          if (!this.closed) index.setState('open');
-        },
-        (err: unknown) => {
-          this.log?.('warn', 'chat index rebuild failed; listings may miss chats until the next start', {
-            error: err instanceof Error ? err.message : String(err),
-          });
-        },
-      )
-      .finally(() => {
-        listed(0);
-        if (state.rebuild?.done === done) delete state.rebuild;
-      });
-    state.rebuild = { progress, listed: listedP, done };
-  }
-
-  private rebuildSource() {
+  private rebuildSource(): RebuildSource {
     return {
       chatsDir: this.chatsDir,
       openChat: (id: string) => this.open.get(id)?.file,
@@ -606,24 +372,6 @@ export class FileLogBackend implements LogBackend {
     await Promise.all([...this.writers.values()].map((w) => w.close().catch(() => undefined)));
     this.writers.clear();
     this.open.clear();
-    this.closed = true;
-    const state = this.indexState;
-    if (state) {
-      const rebuild = state.rebuild?.done;
-      await rebuild;
-      try {
-        // Clean only when complete: an index whose rebuild was cut short is checked again next time.
-        if (!rebuild && this.ownsIndex) state.index.setState('clean');
-        state.index.close();
-      } catch (err) {
-        // Not marked clean: the next start checks the index against the files.
-        this.indexTrouble(err);
-      }
-    }
+    await this.index.close();
   }
-}
-
-function summaryOf(r: IndexRow): ChatSummary {
-  const { size: _size, ...summary } = r;
-  return summary;
 }
