@@ -15,6 +15,7 @@
  * numbered from: two replicas can never interleave or duplicate, a loser renumbers and tries again.
  * The connection is set to fail fast (no offline queue, one retry, timeouts): while Redis is
  * unreachable every call is a 503 ODA_ERR_STORE_UNAVAILABLE within about a second, never a hang.
+ * Its parts: the Lua scripts, the listings and the activity index rebuild are in store-redis-*.ts.
  */
 import { Redis } from 'ioredis';
 import { OdaError, isOdaError } from '../lib/errors.ts';
@@ -27,13 +28,17 @@ import {
   type StoreStats,
   type StoredCheckpoint,
 } from './store.ts';
-import type { ChatCursor, ChatListQuery, ChatPage } from './chat-page.ts';
+import type { ChatListQuery, ChatPage } from './chat-page.ts';
 import type { Event, Header, NewEvent } from './format/current.ts';
 import { headerAsCurrent } from './convert.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 import { assertChatId, isChatId, notFound } from './chat-id.ts';
 import { headerLine, prepareBatch, prepareSeed, parseEventLine } from './event-batch.ts';
 import { RedisLock } from './redis-lock.ts';
+import { APPEND, CREATE } from './store-redis-scripts.ts';
+import { results, unavailable } from './store-redis-replies.ts';
+import { activityMember, allSummaries, listedSummaries, scanActivity } from './store-redis-listing.ts';
+import { RedisActivityRebuild } from './store-redis-activity-rebuild.ts';
 
 export interface RedisLogBackendOptions {
   /** `redis://[user:password@]host:port[/db]` or `rediss://...` */
@@ -58,74 +63,6 @@ export interface RedisLogBackendOptions {
 
 const PREFIX_RE = /^[A-Za-z0-9._:{}-]{0,64}$/;
 
-// KEYS: header, events, last, chats, activity[, team activity]; ARGV: id, header, last, member, events...
-const CREATE = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('DEL', KEYS[2])
-for i = 5, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
-redis.call('SET', KEYS[1], ARGV[2])
-redis.call('SET', KEYS[3], ARGV[3])
-redis.call('SADD', KEYS[4], ARGV[1])
-redis.call('ZADD', KEYS[5], 0, ARGV[4])
-if KEYS[6] then redis.call('ZADD', KEYS[6], 0, ARGV[4]) end
-return 1`;
-
-// KEYS: header, events, last, activity[, team activity]; ARGV: count, now, id, events...
-// The chat's activity member moves from its last time to now (both written by this code, as digits).
-const APPEND = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
-local n = redis.call('LLEN', KEYS[2])
-if n ~= tonumber(ARGV[1]) then return {0, n} end
-for i = 4, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
-local old = redis.call('GET', KEYS[3])
-local member = string.rep('0', 16 - #ARGV[2]) .. ARGV[2] .. ' ' .. ARGV[3]
-if old then
-  local was = string.rep('0', 16 - #old) .. old .. ' ' .. ARGV[3]
-  redis.call('ZREM', KEYS[4], was)
-  if KEYS[5] then redis.call('ZREM', KEYS[5], was) end
-end
-redis.call('ZADD', KEYS[4], 0, member)
-if KEYS[5] then redis.call('ZADD', KEYS[5], 0, member) end
-redis.call('SET', KEYS[3], ARGV[2])
-return {1, n + #ARGV - 3}`;
-
-// Rebuilds activity members of the chats in ARGV[2..] (ARGV[1]: the key prefix), reading each
-// chat's time and team in the script so a concurrent append cannot leave a stale member behind.
-const REINDEX = `
-local p = ARGV[1]
-local added = 0
-for i = 2, #ARGV do
-  local id = ARGV[i]
-  local h = redis.call('GET', p .. 'chat:' .. id .. ':header')
-  if h then
-    local ok, header = pcall(cjson.decode, h)
-    local last = redis.call('GET', p .. 'chat:' .. id .. ':last')
-    if ok and type(header) == 'table' and last then
-      local member = string.rep('0', 16 - #last) .. last .. ' ' .. id
-      added = added + redis.call('ZADD', p .. 'activity', 0, member)
-      if type(header.team) == 'string' then
-        redis.call('ZADD', p .. 'activity:team:' .. header.team, 0, member)
-      end
-    end
-  end
-end
-return added`;
-
-/** The activity member of a chat last active at `at`: time first (fixed width), so text order is time order. */
-export function activityMember(at: number, id: string): string {
-  return `${String(at).padStart(16, '0')} ${id}`;
-}
-
-function memberCursor(member: string): ChatCursor | undefined {
-  const space = member.indexOf(' ');
-  const at = Number(member.slice(0, space));
-  const id = member.slice(space + 1);
-  return space === 16 && Number.isSafeInteger(at) && isChatId(id) ? { lastActivityAt: at, id } : undefined;
-}
-
-/** Members looked at in one window of a filtered listing, and at most in one listing. */
-const LIST_WINDOW = 500;
-const LIST_SCAN_BUDGET = 20_000;
 /** Events fetched in one LRANGE of a streamed read. */
 const READ_WINDOW = 100;
 
@@ -134,30 +71,6 @@ const MAX_CACHED_HEADERS = 10_000;
 
 /** Renumbering rounds an append may lose to other replicas before it gives up. */
 const MAX_APPEND_ROUNDS = 100;
-
-function unavailable(detail: string, cause?: unknown): OdaError {
-  return new OdaError('ODA_ERR_STORE_UNAVAILABLE', 503, `the chat store (Redis) is unavailable: ${detail}`, {
-    cause,
-    headers: { 'retry-after': '1' },
-  });
-}
-
-function parseOrUndefined(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Results of a MULTI, each checked for its own error. */
-function results(replies: Array<[Error | null, unknown]> | null): unknown[] {
-  if (!replies) throw unavailable('transaction aborted');
-  return replies.map(([err, value]) => {
-    if (err) throw err;
-    return value;
-  });
-}
 
 /** Chat log state of every replica in one Redis; see the file comment. */
 export class RedisLogBackend implements LogBackend {
@@ -168,6 +81,7 @@ export class RedisLogBackend implements LogBackend {
   private readonly appendMutex = new KeyedMutex();
   private readonly lockMutex = new KeyedMutex();
   private readonly lock: RedisLock;
+  private readonly activity: RedisActivityRebuild;
   /** Headers never change once created, so each is read from Redis once (while it stays cached). */
   private readonly headers = new Map<string, Header>();
   private waitingForReady: Promise<boolean> | undefined;
@@ -207,6 +121,14 @@ export class RedisLogBackend implements LogBackend {
     this.lock = new RedisLock((op) => this.run(op), {
       ttlMs: this.opts.lockTtlMs,
       waitMs: this.opts.lockWaitMs,
+    });
+    this.activity = new RedisActivityRebuild({
+      run: (op) => this.run(op),
+      prefix,
+      chatsKey: this.chatsKey,
+      activityKey: this.activityKey(),
+      log: this.log,
+      closed: () => this.closed,
     });
   }
 
@@ -380,31 +302,7 @@ export class RedisLogBackend implements LogBackend {
   }
 
   async list(): Promise<ChatSummary[]> {
-    const ids = (await this.run((r) => r.smembers(this.chatsKey))).filter(isChatId).sort();
-    if (ids.length === 0) return [];
-    const replies = await this.run(async (r) => {
-      const p = r.pipeline();
-      for (const id of ids)
-        p.get(this.key(id, 'header')).llen(this.key(id, 'events')).get(this.key(id, 'last'));
-      return results(await p.exec());
-    });
-    const out: ChatSummary[] = [];
-    ids.forEach((id, i) => {
-      const [text, count, last] = replies.slice(i * 3, i * 3 + 3) as [string | null, number, string | null];
-      if (text === null) return;
-      const h = headerAsCurrent(parseOrUndefined(text));
-      if (h === undefined || h.id !== id) return;
-      const summary: ChatSummary = {
-        id,
-        createdAt: h.createdAt,
-        eventCount: count,
-        lastActivityAt: last === null ? h.createdAt : Number(last),
-      };
-      if (h.parent !== undefined) summary.parent = h.parent;
-      if (h.team !== undefined) summary.team = h.team;
-      out.push(summary);
-    });
-    return out;
+    return allSummaries(this.run.bind(this), (id, part) => this.key(id, part), this.chatsKey);
   }
 
   /**
@@ -413,124 +311,20 @@ export class RedisLogBackend implements LogBackend {
    * it found and a cursor where it stopped), then the page's headers and counts in one pipeline.
    */
   async listPage(q: ChatListQuery): Promise<ChatPage> {
-    const indexing = this.activityRebuild(); // a first listing checks the sets against the chat set
+    const indexing = this.activity.start(); // a first listing checks the sets against the chat set
     if ((await indexing.small) === true) await indexing.done;
-    const key = this.activityKey(q.team);
-    const bounds = [
-      q.after ? activityMember(q.after.lastActivityAt, q.after.id) : undefined,
-      q.activeTo !== undefined ? String(q.activeTo).padStart(16, '0') : undefined,
-    ].filter((b): b is string => b !== undefined);
-    let max = bounds.length ? `(${bounds.sort()[0]!}` : '+';
-    const min = q.activeFrom !== undefined ? `[${String(q.activeFrom).padStart(16, '0')}` : '-';
-    const filtered = q.idPrefix !== undefined || q.idContains !== undefined;
-    const found: ChatCursor[] = [];
-    let scanned = 0;
-    let stoppedAt: ChatCursor | undefined;
-    for (;;) {
-      const want = filtered ? LIST_WINDOW : q.limit + 1 - found.length;
-      const members = await this.run((r) => r.zrevrangebylex(key, max, min, 'LIMIT', 0, want));
-      for (const m of members) {
-        const c = memberCursor(m);
-        scanned++;
-        if (!c) continue;
-        stoppedAt = c;
-        const idOk =
-          (q.idPrefix === undefined || c.id.startsWith(q.idPrefix)) &&
-          (q.idContains === undefined || c.id.includes(q.idContains));
-        if (idOk) found.push(c);
-        if (found.length > q.limit) break;
-      }
-      if (found.length > q.limit || members.length < want) {
-        stoppedAt = undefined;
-        break;
-      }
-      if (scanned >= LIST_SCAN_BUDGET) break;
-      max = `(${members[members.length - 1]!}`;
-    }
-    const shown = found.slice(0, q.limit);
-    const chats = await this.summaries(shown);
+    const run = this.run.bind(this);
+    const { shown, next } = await scanActivity(run, this.activityKey(q.team), q);
+    const chats = await listedSummaries(run, (id, part) => this.key(id, part), shown);
     const page: ChatPage = { chats };
-    const last = shown[shown.length - 1];
-    if (found.length > q.limit && last) page.next = last;
-    else if (stoppedAt) page.next = stoppedAt;
-    if (this.activityRebuilding) page.indexing = true;
+    if (next) page.next = next;
+    if (this.activity.rebuilding) page.indexing = true;
     return page;
-  }
-
-  /** Summaries of listed chats: headers (cached) and counts in one pipeline; gone chats are skipped. */
-  private async summaries(listed: readonly ChatCursor[]): Promise<ChatSummary[]> {
-    if (listed.length === 0) return [];
-    const replies = await this.run(async (r) => {
-      const p = r.pipeline();
-      for (const { id } of listed) p.get(this.key(id, 'header')).llen(this.key(id, 'events'));
-      return results(await p.exec());
-    });
-    const out: ChatSummary[] = [];
-    listed.forEach(({ id, lastActivityAt }, i) => {
-      const [text, count] = replies.slice(i * 2, i * 2 + 2) as [string | null, number];
-      const h = text === null ? undefined : headerAsCurrent(parseOrUndefined(text));
-      if (h === undefined || h.id !== id) return;
-      const summary: ChatSummary = { id, createdAt: h.createdAt, eventCount: count, lastActivityAt };
-      if (h.parent !== undefined) summary.parent = h.parent;
-      if (h.team !== undefined) summary.team = h.team;
-      if (h.cwd !== undefined) summary.cwd = h.cwd;
-      out.push(summary);
-    });
-    return out;
-  }
-
-  private activityCheck: { small: Promise<boolean | undefined>; done: Promise<void> } | undefined;
-  private activityRebuilding = false;
-
-  /**
-   * Once per process: when the activity set does not hold every chat (chats created by a gateway
-   * before paged listing), adds the missing ones in the background, 500 chats per script. `small`
-   * resolves true when few enough are missing for a listing to wait, undefined when none are.
-   */
-  private activityRebuild(): { small: Promise<boolean | undefined>; done: Promise<void> } {
-    if (this.activityCheck) return this.activityCheck;
-    let small!: (v: boolean | undefined) => void;
-    const smallP = new Promise<boolean | undefined>((resolve) => (small = resolve));
-    const done = (async () => {
-      const [chats, indexed] = await this.run(async (r) =>
-        results(await r.multi().scard(this.chatsKey).zcard(this.activityKey()).exec()),
-      );
-      if (chats === indexed) return small(undefined);
-      this.activityRebuilding = true;
-      small((chats as number) <= 2000);
-      this.log?.('info', 'chat activity index is incomplete: adding the missing chats', {
-        chats,
-        indexed,
-      });
-      let cursor = '0';
-      let done = 0;
-      do {
-        const [next, ids] = await this.run((r) => r.sscan(this.chatsKey, cursor, 'COUNT', 500));
-        cursor = next;
-        const valid = ids.filter(isChatId);
-        if (valid.length) await this.run((r) => r.eval(REINDEX, 0, this.prefix, ...valid));
-        done += ids.length;
-      } while (cursor !== '0' && !this.closed);
-      this.log?.('info', 'chat activity index is up to date', { chats: done });
-    })()
-      .catch((err: unknown) => {
-        small(undefined);
-        // Checked again by the next process (or a later listing after a failure).
-        this.activityCheck = undefined;
-        this.log?.('warn', 'chat activity index check failed', {
-          error: err instanceof Error ? err.message : String(err),
-        });
-      })
-      .finally(() => {
-        this.activityRebuilding = false;
-      });
-    this.activityCheck = { small: smallP, done };
-    return this.activityCheck;
   }
 
   /** Starts the activity-set check in the background (the gateway calls it at start). */
   openIndex(): void {
-    void this.activityRebuild();
+    void this.activity.start();
   }
 
   /**
@@ -562,7 +356,7 @@ export class RedisLogBackend implements LogBackend {
 
   /** Headers held in memory and chats in the activity index. */
   stats(): StoreStats {
-    return { openChats: this.headers.size, indexing: this.activityRebuilding };
+    return { openChats: this.headers.size, indexing: this.activity.rebuilding };
   }
 
   async withLock<T>(id: string, fn: () => Promise<T>): Promise<T> {

@@ -1,0 +1,58 @@
+/**
+ * The Lua scripts of the Redis chat store (`store-redis.ts`). Each runs atomically in Redis, which
+ * is what keeps replicas from interleaving: creating a chat, appending a batch only onto the count
+ * it was numbered from, and rebuilding activity members from what each chat holds at that moment.
+ */
+
+// KEYS: header, events, last, chats, activity[, team activity]; ARGV: id, header, last, member, events...
+export const CREATE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('DEL', KEYS[2])
+for i = 5, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[3], ARGV[3])
+redis.call('SADD', KEYS[4], ARGV[1])
+redis.call('ZADD', KEYS[5], 0, ARGV[4])
+if KEYS[6] then redis.call('ZADD', KEYS[6], 0, ARGV[4]) end
+return 1`;
+
+// KEYS: header, events, last, activity[, team activity]; ARGV: count, now, id, events...
+// The chat's activity member moves from its last time to now (both written by this code, as digits).
+export const APPEND = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
+local n = redis.call('LLEN', KEYS[2])
+if n ~= tonumber(ARGV[1]) then return {0, n} end
+for i = 4, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+local old = redis.call('GET', KEYS[3])
+local member = string.rep('0', 16 - #ARGV[2]) .. ARGV[2] .. ' ' .. ARGV[3]
+if old then
+  local was = string.rep('0', 16 - #old) .. old .. ' ' .. ARGV[3]
+  redis.call('ZREM', KEYS[4], was)
+  if KEYS[5] then redis.call('ZREM', KEYS[5], was) end
+end
+redis.call('ZADD', KEYS[4], 0, member)
+if KEYS[5] then redis.call('ZADD', KEYS[5], 0, member) end
+redis.call('SET', KEYS[3], ARGV[2])
+return {1, n + #ARGV - 3}`;
+
+// Rebuilds activity members of the chats in ARGV[2..] (ARGV[1]: the key prefix), reading each
+// chat's time and team in the script so a concurrent append cannot leave a stale member behind.
+export const REINDEX = `
+local p = ARGV[1]
+local added = 0
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  local h = redis.call('GET', p .. 'chat:' .. id .. ':header')
+  if h then
+    local ok, header = pcall(cjson.decode, h)
+    local last = redis.call('GET', p .. 'chat:' .. id .. ':last')
+    if ok and type(header) == 'table' and last then
+      local member = string.rep('0', 16 - #last) .. last .. ' ' .. id
+      added = added + redis.call('ZADD', p .. 'activity', 0, member)
+      if type(header.team) == 'string' then
+        redis.call('ZADD', p .. 'activity:team:' .. header.team, 0, member)
+      end
+    end
+  end
+end
+return added`;
