@@ -3,23 +3,17 @@
  * branches it when the incoming history diverges from the log, appends only the messages the log
  * does not have yet (and the request's settings), and hands the pipeline the chat's recorded
  * decisions and cache clock. Later, it appends the response.
+ *
+ * Here the binder decides the chat and the verified prefix; the parts it calls are beside it:
+ * `chat-binder-append-incoming.ts` (the comparison with the log and the appends),
+ * `chat-binder-branches.ts` (branch and regeneration ids), `chat-binder-binding.ts` (the binding and
+ * the response's recording), `chat-binder-header-metadata.ts` (the `x-session-*` headers).
  */
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ChatLog, ChatState, LogMessage } from '../chat-log/chat-log.ts';
-import { isChatId } from '../chat-log/chat-id.ts';
-import { describeImage, decodeImageSource } from '../chat-log/attachments.ts';
-import type {
-  Conversation,
-  Event,
-  Header,
-  Mechanisms,
-  NewEvent,
-  ToolRef,
-} from '../chat-log/format/current.ts';
-import { OdaError } from '../lib/errors.ts';
+import type { ChatLog } from '../chat-log/chat-log.ts';
+import type { Mechanisms, NewEvent } from '../chat-log/format/current.ts';
 import { mapInTurns, type TurnTaker } from '../lib/in-turns.ts';
-import { appendInTurns } from './append-in-turns.ts';
 import {
   awaitExtendedBind,
   BoundPrefixes,
@@ -37,17 +31,14 @@ import type { ImageRef } from '../providers/request-view.ts';
 import type { Caller } from './auth.ts';
 import type { Config } from '../config/config.ts';
 import type { Clock } from '../lib/clock.ts';
+import { OdaError } from '../lib/errors.ts';
 import { derivedSessionId, requestedSessionId } from './session-id.ts';
 import { KnownTools } from './known-tools.ts';
-import {
-  childChatId,
-  placeInSession,
-  sideChatId,
-  subagentChatId,
-  type ConversationPlace,
-} from './conversations.ts';
-import { compactionOf, isSummaryRequest } from './compaction.ts';
+import { placeInSession, sideChatId, subagentChatId, type ConversationPlace } from './conversations.ts';
 import { scopedChatId, visibleTo } from './team-scope.ts';
+import { appendIncoming } from './chat-binder-append-incoming.ts';
+import { chatBinding } from './chat-binder-binding.ts';
+import { headerMetadata } from './chat-binder-header-metadata.ts';
 
 export interface BindInput {
   requestId: string;
@@ -94,64 +85,6 @@ export interface ChatBinding {
    */
   history: { recognised: number; compared: number };
 }
-
-function one(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const v = headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
-
-/** Header metadata a request may give for a chat it creates (`x-session-*`). */
-function headerMetadata(headers: IncomingHttpHeaders, caller: Caller): Record<string, unknown> {
-  const depth = one(headers, 'x-session-depth');
-  const meta: Record<string, unknown> = {
-    cwd: one(headers, 'x-session-cwd'),
-    parent: one(headers, 'x-session-parent'),
-    origin: one(headers, 'x-session-origin'),
-    preset: one(headers, 'x-session-preset'),
-    team: caller.team,
-  };
-  if (depth !== undefined) {
-    if (!/^\d{1,6}$/.test(depth)) {
-      throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, 'x-session-depth must be a whole number >= 0', {
-        param: 'x-session-depth',
-      });
-    }
-    meta.depth = Number(depth);
-  }
-  if (meta.parent !== undefined && !isChatId(meta.parent)) {
-    throw new OdaError(
-      'ODA_ERR_INVALID_REQUEST',
-      400,
-      'x-session-parent must be a chat id (1-128 of A-Za-z0-9._:-, not . or ..)',
-      {
-        param: 'x-session-parent',
-      },
-    );
-  }
-  return meta;
-}
-
-/**
- * The id of the branch that continues `base` with the incoming history up to the divergent message.
- * Built only from chat-id characters (`A-Za-z0-9._:-`), so the branch can be created and named back.
- */
-function branchId(base: string, digests: readonly string[]): string {
-  return `${base.slice(0, 128 - 14)}.b${pathHash(digests)}`;
-}
-
-/** 12 hex characters naming a path of message digests. */
-function pathHash(digests: readonly string[]): string {
-  return createHash('sha256').update(digests.join('\n')).digest('hex').slice(0, 12);
-}
-
-/** Appends of events the binder built itself: not validated against the log's schema again. */
-const BUILT = { built: true } as const;
-
-/** Regenerations of one history get branches of their own up to this many; later ones share the last. */
-const MAX_REGENERATIONS = 16;
-
-const sameTools = (a: readonly ToolRef[], b: readonly ToolRef[]) =>
-  a.length === b.length && a.every((t, i) => t.name === b[i]!.name && t.digest === b[i]!.digest);
 
 export class ChatBinder {
   constructor(
@@ -275,7 +208,9 @@ export class ChatBinder {
     };
     // A verified prefix may belong to a branch of the named chat: continue there directly.
     const start = cached ? cached.chatId : baseId;
-    const { chatId, state, answerAt, compacted } = await this.appendIncoming(
+    const { chatId, state, answerAt, compacted } = await appendIncoming(
+      this.chatLog,
+      this.turns,
       start,
       meta,
       messages,
@@ -294,7 +229,7 @@ export class ChatBinder {
         { wireCount: wire.length, hash: fullHash, loggedCount: answerAt, chatId },
         compacted,
       );
-    return this.binding(chatId, state, input, answerAt, {
+    return chatBinding(this.chatLog, this.clock, this.config.attachmentsDir, chatId, state, input, answerAt, {
       recognised: cached ? cached.wireCount : 0,
       compared: messages.length,
     });
@@ -357,338 +292,6 @@ export class ChatBinder {
       firstUserMessage: root.firstUserMessage,
     });
   }
-
-  private async ensureChat(
-    id: string,
-    meta: Record<string, unknown>,
-    seed: readonly Event[] = [],
-  ): Promise<void> {
-    if (await this.chatLog.open(id)) return;
-    await this.chatLog.createChat({ id, ...meta }, seed);
-  }
-
-  /**
-   * Under the chat's lock: compare the incoming history with the logged one, branch when they
-   * diverge, then append what is new and the request's settings.
-   */
-  private async appendIncoming(
-    id: string,
-    meta: Record<string, unknown>,
-    messages: LogMessage[],
-    digests: string[],
-    /** How many logged messages the incoming ones start after (a verified wire prefix). */
-    known: number,
-    request: Extract<NewEvent, { type: 'request' }>,
-    depth = 0,
-    /** True when the incoming messages follow the whole logged history (a previous_response_id). */
-    appendAll = false,
-    /** When the request started (a regeneration starts after the answer it replaces was logged). */
-    startedAt = Number.POSITIVE_INFINITY,
-  ): Promise<{ chatId: string; state: ChatState; answerAt: number; compacted: boolean }> {
-    await this.ensureChat(id, meta);
-    const outcome = await this.chatLog.withChat(id, async (state) => {
-      const logged = state.messages.messages;
-      if (appendAll) known = logged.length;
-      // Position in the chat's messages: `known` are shared already; compare from there.
-      let k = known;
-      while (k < logged.length && k - known < digests.length && logged[k]!.digest === digests[k - known]) k++;
-      const diverges = k < logged.length && k - known < digests.length;
-      // A history rebuilt from the chat's own summary continues the chat (SPEC section 10).
-      const session = state.header.conversation?.session ?? id;
-      const replaced = diverges
-        ? await compactionOf(this.chatLog, id, session, logged, k, messages[k - known])
-        : undefined;
-      if (diverges && !replaced && depth < 8 && isSummaryRequest(logged, k, messages, k - known)) {
-        // A summary request (compaction) is a side request of the session. Its side chat holds
-        // what it adds (the instruction) and the summary, not a second copy of the history it
-        // summarises (that stays in this chat, messages 0..k-1); the compacted history will be
-        // built from its answer.
-        const prefix = logged.slice(0, k).map((m) => m.digest);
-        return {
-          side: {
-            id: childChatId(session, `.side-summary-${pathHash([...prefix, digests[k - known]!])}`),
-            from: k - known,
-            header: state.header,
-            session,
-          },
-        };
-      }
-      if (diverges && !replaced && depth < 8) {
-        // Seed the branch with every event before the first logged message it does not share.
-        const seedUntil = logged[k]!.seq;
-        const prefix = logged.slice(0, k).map((m) => m.digest);
-        // A continuation of a regenerated answer goes on in the branch that answer was logged in.
-        const regenerated =
-          logged[k]!.role === 'model'
-            ? await this.regenerationWith(id, prefix, digests[k - known]!)
-            : undefined;
-        const path = [...prefix, digests[k - known]!];
-        return { branch: { id: regenerated ?? branchId(id, path), seedUntil, header: state.header } };
-      }
-      // Only a request that started after that answer was logged: concurrent requests for one
-      // history (an agent's parallel calls, a burst) all belong to the chat itself.
-      const answeredAt = logged[k]?.answeredAt;
-      if (
-        !diverges &&
-        k - known === digests.length &&
-        answeredAt !== undefined &&
-        startedAt > answeredAt &&
-        depth < 8
-      ) {
-        // The log already answered this very history: the client asks for another answer. The
-        // exchange goes to a branch chosen now, so the answer's x-session-id (sent before a stream's
-        // first byte) names the chat it is logged in (SPEC section 2).
-        const prefix = logged.slice(0, k).map((m) => m.digest);
-        return {
-          branch: {
-            id: await this.freeRegeneration(id, prefix),
-            seedUntil: logged[k]!.seq,
-            header: state.header,
-          },
-        };
-      }
-      const fresh = messages.slice(k - known);
-      const events: NewEvent[] = [];
-      if (replaced) {
-        events.push({ type: 'compaction', requestId: request.requestId, replaced, messages: fresh.length });
-      }
-      for (const m of fresh) {
-        events.push({
-          type: 'message',
-          role: m.role,
-          content: m.content,
-          ...(m.wire ? { wire: m.wire } : {}),
-          source: { kind: 'client' },
-        });
-      }
-      const tools = request.tools;
-      const lastTools = state.tools.last;
-      if (lastTools && !sameTools(lastTools.tools, tools)) {
-        const before = new Map(lastTools.tools.map((t) => [t.name, t.digest]));
-        const now = new Map(tools.map((t) => [t.name, t.digest]));
-        events.push({
-          type: 'tools-changed',
-          added: tools
-            .filter((t) => before.get(t.name) !== t.digest)
-            .map((tool) => ({ tool, extends: lastTools.seq })),
-          removed: lastTools.tools.filter((t) => now.get(t.name) !== t.digest),
-        });
-      }
-      events.push(request);
-      await appendInTurns(this.chatLog, id, events, state.count, this.turns);
-      // Messages, a tools change and a request event move neither the decisions nor the cache
-      // clock, so the state read under the lock is still the one the pipeline needs.
-      return { state, answerAt: k + fresh.length, compacted: replaced !== undefined };
-    });
-    if (outcome.state) {
-      const { state, answerAt, compacted } = outcome;
-      return { chatId: id, state, answerAt, compacted };
-    }
-    if (outcome.side) {
-      const { id: sideId, from, header: parentHeader, session } = outcome.side;
-      if (!(await this.chatLog.open(sideId))) {
-        await this.chatLog.createChat({
-          id: sideId,
-          ...meta,
-          team: parentHeader.team,
-          parent: session,
-          conversation: { kind: 'side', session, purpose: 'summary' },
-        });
-      }
-      return this.appendIncoming(
-        sideId,
-        meta,
-        messages.slice(from),
-        digests.slice(from),
-        0,
-        request,
-        depth + 1,
-        false,
-        startedAt,
-      );
-    }
-    const { id: childId, seedUntil, header: parentHeader } = outcome.branch!;
-    if (!(await this.chatLog.open(childId))) {
-      const seed = seedUntil > 0 ? await this.chatLog.read(id, 0, seedUntil) : [];
-      await this.chatLog.createChat(
-        {
-          id: childId,
-          ...meta,
-          team: parentHeader.team,
-          parent: id,
-          conversation: branchConversation(parentHeader, id),
-        },
-        seed,
-      );
-    }
-    return this.appendIncoming(childId, meta, messages, digests, known, request, depth + 1, false, startedAt);
-  }
-
-  /** The branch of `id` for the n-th regenerated answer after the messages `prefix`. */
-  private regenerationId(id: string, prefix: readonly string[], n: number): string {
-    return branchId(id, [...prefix, `regenerate:${n}`]);
-  }
-
-  /** The first regeneration branch of `prefix` not made yet. */
-  private async freeRegeneration(id: string, prefix: readonly string[]): Promise<string> {
-    for (let n = 0; ; n++) {
-      const candidate = this.regenerationId(id, prefix, n);
-      if (n >= MAX_REGENERATIONS || !(await this.chatLog.header(candidate))) return candidate;
-    }
-  }
-
-  /** The regeneration branch of `prefix` whose answer has `answerDigest`, if one was logged. */
-  private async regenerationWith(
-    id: string,
-    prefix: readonly string[],
-    answerDigest: string,
-  ): Promise<string | undefined> {
-    for (let n = 0; n <= MAX_REGENERATIONS; n++) {
-      const candidate = this.regenerationId(id, prefix, n);
-      const state = await this.chatLog.open(candidate);
-      if (!state) return undefined;
-      if (state.messages.messages[prefix.length]?.digest === answerDigest) return candidate;
-    }
-    return undefined;
-  }
-
-  /** `answerAt`: the index, among the chat's messages, of the answer this request will get. */
-  private binding(
-    chatId: string,
-    state: ChatState,
-    input: BindInput,
-    answerAt: number,
-    history: ChatBinding['history'],
-  ): ChatBinding {
-    const d = state.decisions;
-    const decisions: ChatDecisions = {
-      trims: Object.values(d.trims).sort((a, b) => a.seq - b.seq),
-      setAside: Object.values(d.setAside).sort((a, b) => a.seq - b.seq),
-      projection: d.pruning?.projection ?? [],
-      ...(d.imageReplay ? { imageReplayFrom: d.imageReplay.from } : {}),
-    };
-    const record = async (events: NewEvent[]) => {
-      try {
-        await this.chatLog.append(chatId, events, undefined, BUILT);
-      } catch (e) {
-        throw new OdaError(
-          'ODA_ERR_LOG_WRITE',
-          500,
-          `could not record the gateway's decision in the chat log: ${(e as Error).message}`,
-          {
-            cause: e,
-          },
-        );
-      }
-    };
-    const attachmentsDir = this.config.attachmentsDir;
-    const chatLog = this.chatLog;
-    const team = state.header.team;
-    const clock = this.clock;
-    return {
-      chatId,
-      decisions,
-      history,
-      lastCacheTouchAt: state.cacheClock.lastCacheTouchAt ?? undefined,
-      describeImage(image) {
-        if (image.source.kind !== 'base64') return {};
-        const decoded = decodeImageSource(image.source);
-        if (!decoded) return {};
-        const facts = describeImage(decoded.bytes);
-        if (!facts) return { bytes: decoded.bytes.length };
-        const sha = createHash('sha256').update(decoded.bytes).digest('hex');
-        return {
-          mediaType: facts.mediaType,
-          width: facts.width,
-          height: facts.height,
-          bytes: decoded.bytes.length,
-          path: attachmentsDir
-            ? chatLog.attachments.forTeam(team).pathFor({ sha256: sha, mediaType: facts.mediaType })
-            : undefined,
-        };
-      },
-      record,
-      async recordResponse(r) {
-        // The answer as the log keeps it: one model message, or one per output item (Responses).
-        const answer = r.response
-          ? await chatLog.storeImages(r.response.messages ?? [r.response.message], team)
-          : [];
-        const digests = answer.map((m) => chatLog.messageDigest(m));
-        const response: NewEvent = {
-          type: 'response',
-          requestId: input.requestId,
-          startedAt: input.startedAt,
-          status: r.status,
-          ok: r.ok,
-          ...(r.response?.model ? { model: r.response.model } : {}),
-          ...(r.response?.stopReason ? { stopReason: r.response.stopReason } : {}),
-          ...(r.response?.usage ? { usage: r.response.usage } : {}),
-          ...(r.response?.responseId ? { responseId: r.response.responseId } : {}),
-          attempts: r.attempts,
-          latencyMs: Math.max(0, Math.round(clock.now() - input.startedAt)),
-          ...(r.error ? { error: r.error } : {}),
-          ...(r.mechanisms ? { mechanisms: r.mechanisms } : {}),
-        };
-        const answerEvents = (): NewEvent[] =>
-          answer.map((m) => ({
-            type: 'message',
-            role: m.role,
-            content: m.content,
-            ...(m.wire ? { wire: m.wire } : {}),
-            source: { kind: 'provider' },
-          }));
-        // Under the chat's lock, like the appends of incoming messages. The answer belongs right
-        // after the history it answers (message `answerAt`). If the log already holds this very
-        // answer there (a concurrent request's client sent it back), it is not logged twice; if it
-        // holds another answer there (two concurrent requests for one history), this one starts a
-        // branch, exactly the branch a client continuing with it will be bound to.
-        const branch = await chatLog.withChat(chatId, async (latest) => {
-          const logged = latest.messages.messages;
-          const there = logged[answerAt];
-          if (answer.length && there && there.digest !== digests[0]) {
-            const path = [...logged.slice(0, answerAt).map((m) => m.digest), digests[0]!];
-            return { id: branchId(chatId, path), seedUntil: there.seq, header: latest.header };
-          }
-          const events = there ? [] : answerEvents();
-          events.push(response);
-          await chatLog.append(chatId, events, latest.count, BUILT);
-          return undefined;
-        });
-        if (!branch) return chatId;
-        if (!(await chatLog.open(branch.id))) {
-          const seed = branch.seedUntil > 0 ? await chatLog.read(chatId, 0, branch.seedUntil) : [];
-          const {
-            version: _v,
-            id: _id,
-            createdAt: _c,
-            seeded: _s,
-            inheritedEvents: _i,
-            ...meta
-          } = branch.header;
-          await chatLog.createChat(
-            {
-              ...meta,
-              id: branch.id,
-              parent: chatId,
-              conversation: branchConversation(branch.header, chatId),
-            },
-            seed,
-          );
-        }
-        await chatLog.withChat(branch.id, async (latest) => {
-          const events = latest.messages.messages[answerAt] ? [] : answerEvents();
-          events.push(response);
-          await chatLog.append(branch.id, events, latest.count, BUILT);
-        });
-        return branch.id;
-      },
-    };
-  }
-}
-
-/** A branch belongs to the session of the chat it branches from. */
-function branchConversation(parent: Header, parentId: string): Conversation {
-  return { kind: 'branch', session: parent.conversation?.session ?? parentId };
 }
 
 type JsonValue = Extract<NewEvent, { type: 'request' }>['settings'][string];

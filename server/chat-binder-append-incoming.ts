@@ -1,0 +1,205 @@
+/**
+ * The comparison of a request's history with its chat's log, under the chat's lock: how much the
+ * log already holds, where the two diverge (a branch, a regenerated answer, a summary request's side
+ * chat, a compaction), and the append of what is new with the request's settings. Apart from the
+ * binder, which decides the chat and the verified prefix this starts from.
+ */
+import type { ChatLog, ChatState, LogMessage } from '../chat-log/chat-log.ts';
+import type { Event, NewEvent, ToolRef } from '../chat-log/format/current.ts';
+import type { TurnTaker } from '../lib/in-turns.ts';
+import { appendInTurns } from './append-in-turns.ts';
+import {
+  branchConversation,
+  branchId,
+  freeRegeneration,
+  pathHash,
+  regenerationWith,
+} from './chat-binder-branches.ts';
+import { childChatId } from './conversations.ts';
+import { compactionOf, isSummaryRequest } from './compaction.ts';
+
+const sameTools = (a: readonly ToolRef[], b: readonly ToolRef[]) =>
+  a.length === b.length && a.every((t, i) => t.name === b[i]!.name && t.digest === b[i]!.digest);
+
+async function ensureChat(
+  chatLog: ChatLog,
+  id: string,
+  meta: Record<string, unknown>,
+  seed: readonly Event[] = [],
+): Promise<void> {
+  if (await chatLog.open(id)) return;
+  await chatLog.createChat({ id, ...meta }, seed);
+}
+
+/**
+ * Under the chat's lock: compare the incoming history with the logged one, branch when they
+ * diverge, then append what is new and the request's settings.
+ */
+export async function appendIncoming(
+  chatLog: ChatLog,
+  turns: TurnTaker | undefined,
+  id: string,
+  meta: Record<string, unknown>,
+  messages: LogMessage[],
+  digests: string[],
+  /** How many logged messages the incoming ones start after (a verified wire prefix). */
+  known: number,
+  request: Extract<NewEvent, { type: 'request' }>,
+  depth = 0,
+  /** True when the incoming messages follow the whole logged history (a previous_response_id). */
+  appendAll = false,
+  /** When the request started (a regeneration starts after the answer it replaces was logged). */
+  startedAt = Number.POSITIVE_INFINITY,
+): Promise<{ chatId: string; state: ChatState; answerAt: number; compacted: boolean }> {
+  await ensureChat(chatLog, id, meta);
+  const outcome = await chatLog.withChat(id, async (state) => {
+    const logged = state.messages.messages;
+    if (appendAll) known = logged.length;
+    // Position in the chat's messages: `known` are shared already; compare from there.
+    let k = known;
+    while (k < logged.length && k - known < digests.length && logged[k]!.digest === digests[k - known]) k++;
+    const diverges = k < logged.length && k - known < digests.length;
+    // A history rebuilt from the chat's own summary continues the chat (SPEC section 10).
+    const session = state.header.conversation?.session ?? id;
+    const replaced = diverges
+      ? await compactionOf(chatLog, id, session, logged, k, messages[k - known])
+      : undefined;
+    if (diverges && !replaced && depth < 8 && isSummaryRequest(logged, k, messages, k - known)) {
+      // A summary request (compaction) is a side request of the session. Its side chat holds
+      // what it adds (the instruction) and the summary, not a second copy of the history it
+      // summarises (that stays in this chat, messages 0..k-1); the compacted history will be
+      // built from its answer.
+      const prefix = logged.slice(0, k).map((m) => m.digest);
+      return {
+        side: {
+          id: childChatId(session, `.side-summary-${pathHash([...prefix, digests[k - known]!])}`),
+          from: k - known,
+          header: state.header,
+          session,
+        },
+      };
+    }
+    if (diverges && !replaced && depth < 8) {
+      // Seed the branch with every event before the first logged message it does not share.
+      const seedUntil = logged[k]!.seq;
+      const prefix = logged.slice(0, k).map((m) => m.digest);
+      // A continuation of a regenerated answer goes on in the branch that answer was logged in.
+      const regenerated =
+        logged[k]!.role === 'model'
+          ? await regenerationWith(chatLog, id, prefix, digests[k - known]!)
+          : undefined;
+      const path = [...prefix, digests[k - known]!];
+      return { branch: { id: regenerated ?? branchId(id, path), seedUntil, header: state.header } };
+    }
+    // Only a request that started after that answer was logged: concurrent requests for one
+    // history (an agent's parallel calls, a burst) all belong to the chat itself.
+    const answeredAt = logged[k]?.answeredAt;
+    if (
+      !diverges &&
+      k - known === digests.length &&
+      answeredAt !== undefined &&
+      startedAt > answeredAt &&
+      depth < 8
+    ) {
+      // The log already answered this very history: the client asks for another answer. The
+      // exchange goes to a branch chosen now, so the answer's x-session-id (sent before a stream's
+      // first byte) names the chat it is logged in (SPEC section 2).
+      const prefix = logged.slice(0, k).map((m) => m.digest);
+      return {
+        branch: {
+          id: await freeRegeneration(chatLog, id, prefix),
+          seedUntil: logged[k]!.seq,
+          header: state.header,
+        },
+      };
+    }
+    const fresh = messages.slice(k - known);
+    const events: NewEvent[] = [];
+    if (replaced) {
+      events.push({ type: 'compaction', requestId: request.requestId, replaced, messages: fresh.length });
+    }
+    for (const m of fresh) {
+      events.push({
+        type: 'message',
+        role: m.role,
+        content: m.content,
+        ...(m.wire ? { wire: m.wire } : {}),
+        source: { kind: 'client' },
+      });
+    }
+    const tools = request.tools;
+    const lastTools = state.tools.last;
+    if (lastTools && !sameTools(lastTools.tools, tools)) {
+      const before = new Map(lastTools.tools.map((t) => [t.name, t.digest]));
+      const now = new Map(tools.map((t) => [t.name, t.digest]));
+      events.push({
+        type: 'tools-changed',
+        added: tools
+          .filter((t) => before.get(t.name) !== t.digest)
+          .map((tool) => ({ tool, extends: lastTools.seq })),
+        removed: lastTools.tools.filter((t) => now.get(t.name) !== t.digest),
+      });
+    }
+    events.push(request);
+    await appendInTurns(chatLog, id, events, state.count, turns);
+    // Messages, a tools change and a request event move neither the decisions nor the cache
+    // clock, so the state read under the lock is still the one the pipeline needs.
+    return { state, answerAt: k + fresh.length, compacted: replaced !== undefined };
+  });
+  if (outcome.state) {
+    const { state, answerAt, compacted } = outcome;
+    return { chatId: id, state, answerAt, compacted };
+  }
+  if (outcome.side) {
+    const { id: sideId, from, header: parentHeader, session } = outcome.side;
+    if (!(await chatLog.open(sideId))) {
+      await chatLog.createChat({
+        id: sideId,
+        ...meta,
+        team: parentHeader.team,
+        parent: session,
+        conversation: { kind: 'side', session, purpose: 'summary' },
+      });
+    }
+    return appendIncoming(
+      chatLog,
+      turns,
+      sideId,
+      meta,
+      messages.slice(from),
+      digests.slice(from),
+      0,
+      request,
+      depth + 1,
+      false,
+      startedAt,
+    );
+  }
+  const { id: childId, seedUntil, header: parentHeader } = outcome.branch!;
+  if (!(await chatLog.open(childId))) {
+    const seed = seedUntil > 0 ? await chatLog.read(id, 0, seedUntil) : [];
+    await chatLog.createChat(
+      {
+        id: childId,
+        ...meta,
+        team: parentHeader.team,
+        parent: id,
+        conversation: branchConversation(parentHeader, id),
+      },
+      seed,
+    );
+  }
+  return appendIncoming(
+    chatLog,
+    turns,
+    childId,
+    meta,
+    messages,
+    digests,
+    known,
+    request,
+    depth + 1,
+    false,
+    startedAt,
+  );
+}

@@ -1,0 +1,154 @@
+/**
+ * The binding the binder hands the pipeline once a request's history is logged: the chat's recorded
+ * decisions and cache clock, the facts of the request's images, and the recording of the gateway's
+ * decisions and of the response. Apart from the binder because it runs after the bind, when the
+ * answer comes back, and needs only the chat it was bound to.
+ */
+import { createHash } from 'node:crypto';
+import type { ChatLog, ChatState } from '../chat-log/chat-log.ts';
+import { describeImage, decodeImageSource } from '../chat-log/attachments.ts';
+import type { NewEvent } from '../chat-log/format/current.ts';
+import type { Clock } from '../lib/clock.ts';
+import { OdaError } from '../lib/errors.ts';
+import type { ChatDecisions } from '../middleware/call-context.ts';
+import type { BindInput, ChatBinding } from './chat-binder.ts';
+import { branchConversation, branchId } from './chat-binder-branches.ts';
+
+/** Appends of events the binder built itself: not validated against the log's schema again. */
+const BUILT = { built: true } as const;
+
+/**
+ * The binding of a request logged in `chatId`. `answerAt`: the index, among the chat's messages, of
+ * the answer this request will get.
+ */
+export function chatBinding(
+  chatLog: ChatLog,
+  clock: Clock,
+  attachmentsDir: string,
+  chatId: string,
+  state: ChatState,
+  input: BindInput,
+  answerAt: number,
+  history: ChatBinding['history'],
+): ChatBinding {
+  const d = state.decisions;
+  const decisions: ChatDecisions = {
+    trims: Object.values(d.trims).sort((a, b) => a.seq - b.seq),
+    setAside: Object.values(d.setAside).sort((a, b) => a.seq - b.seq),
+    projection: d.pruning?.projection ?? [],
+    ...(d.imageReplay ? { imageReplayFrom: d.imageReplay.from } : {}),
+  };
+  const record = async (events: NewEvent[]) => {
+    try {
+      await chatLog.append(chatId, events, undefined, BUILT);
+    } catch (e) {
+      throw new OdaError(
+        'ODA_ERR_LOG_WRITE',
+        500,
+        `could not record the gateway's decision in the chat log: ${(e as Error).message}`,
+        {
+          cause: e,
+        },
+      );
+    }
+  };
+  const team = state.header.team;
+  return {
+    chatId,
+    decisions,
+    history,
+    lastCacheTouchAt: state.cacheClock.lastCacheTouchAt ?? undefined,
+    describeImage(image) {
+      if (image.source.kind !== 'base64') return {};
+      const decoded = decodeImageSource(image.source);
+      if (!decoded) return {};
+      const facts = describeImage(decoded.bytes);
+      if (!facts) return { bytes: decoded.bytes.length };
+      const sha = createHash('sha256').update(decoded.bytes).digest('hex');
+      return {
+        mediaType: facts.mediaType,
+        width: facts.width,
+        height: facts.height,
+        bytes: decoded.bytes.length,
+        path: attachmentsDir
+          ? chatLog.attachments.forTeam(team).pathFor({ sha256: sha, mediaType: facts.mediaType })
+          : undefined,
+      };
+    },
+    record,
+    async recordResponse(r) {
+      // The answer as the log keeps it: one model message, or one per output item (Responses).
+      const answer = r.response
+        ? await chatLog.storeImages(r.response.messages ?? [r.response.message], team)
+        : [];
+      const digests = answer.map((m) => chatLog.messageDigest(m));
+      const response: NewEvent = {
+        type: 'response',
+        requestId: input.requestId,
+        startedAt: input.startedAt,
+        status: r.status,
+        ok: r.ok,
+        ...(r.response?.model ? { model: r.response.model } : {}),
+        ...(r.response?.stopReason ? { stopReason: r.response.stopReason } : {}),
+        ...(r.response?.usage ? { usage: r.response.usage } : {}),
+        ...(r.response?.responseId ? { responseId: r.response.responseId } : {}),
+        attempts: r.attempts,
+        latencyMs: Math.max(0, Math.round(clock.now() - input.startedAt)),
+        ...(r.error ? { error: r.error } : {}),
+        ...(r.mechanisms ? { mechanisms: r.mechanisms } : {}),
+      };
+      const answerEvents = (): NewEvent[] =>
+        answer.map((m) => ({
+          type: 'message',
+          role: m.role,
+          content: m.content,
+          ...(m.wire ? { wire: m.wire } : {}),
+          source: { kind: 'provider' },
+        }));
+      // Under the chat's lock, like the appends of incoming messages. The answer belongs right
+      // after the history it answers (message `answerAt`). If the log already holds this very
+      // answer there (a concurrent request's client sent it back), it is not logged twice; if it
+      // holds another answer there (two concurrent requests for one history), this one starts a
+      // branch, exactly the branch a client continuing with it will be bound to.
+      const branch = await chatLog.withChat(chatId, async (latest) => {
+        const logged = latest.messages.messages;
+        const there = logged[answerAt];
+        if (answer.length && there && there.digest !== digests[0]) {
+          const path = [...logged.slice(0, answerAt).map((m) => m.digest), digests[0]!];
+          return { id: branchId(chatId, path), seedUntil: there.seq, header: latest.header };
+        }
+        const events = there ? [] : answerEvents();
+        events.push(response);
+        await chatLog.append(chatId, events, latest.count, BUILT);
+        return undefined;
+      });
+      if (!branch) return chatId;
+      if (!(await chatLog.open(branch.id))) {
+        const seed = branch.seedUntil > 0 ? await chatLog.read(chatId, 0, branch.seedUntil) : [];
+        const {
+          version: _v,
+          id: _id,
+          createdAt: _c,
+          seeded: _s,
+          inheritedEvents: _i,
+          ...meta
+        } = branch.header;
+        await chatLog.createChat(
+          {
+            ...meta,
+            id: branch.id,
+            parent: chatId,
+            conversation: branchConversation(branch.header, chatId),
+          },
+          seed,
+        );
+      }
+      await chatLog.withChat(branch.id, async (latest) => {
+        const events = latest.messages.messages[answerAt] ? [] : answerEvents();
+        events.push(response);
+        await chatLog.append(branch.id, events, latest.count, BUILT);
+      });
+      return branch.id;
+    },
+  };
+}

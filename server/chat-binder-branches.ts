@@ -1,0 +1,63 @@
+/**
+ * How the binder names and finds the branches of a chat: a branch's id from the path of message
+ * digests it continues, the numbered branches of regenerated answers, and the conversation a branch
+ * belongs to. Apart from the binder because both the incoming history's comparison and the
+ * response's recording branch a chat, and must name the same branch for the same path.
+ */
+import { createHash } from 'node:crypto';
+import type { ChatLog } from '../chat-log/chat-log.ts';
+import type { Conversation, Header } from '../chat-log/format/current.ts';
+
+/**
+ * The id of the branch that continues `base` with the incoming history up to the divergent message.
+ * Built only from chat-id characters (`A-Za-z0-9._:-`), so the branch can be created and named back.
+ */
+export function branchId(base: string, digests: readonly string[]): string {
+  return `${base.slice(0, 128 - 14)}.b${pathHash(digests)}`;
+}
+
+/** 12 hex characters naming a path of message digests. */
+export function pathHash(digests: readonly string[]): string {
+  return createHash('sha256').update(digests.join('\n')).digest('hex').slice(0, 12);
+}
+
+/** Regenerations of one history get branches of their own up to this many; later ones share the last. */
+const MAX_REGENERATIONS = 16;
+
+/** The branch of `id` for the n-th regenerated answer after the messages `prefix`. */
+function regenerationId(id: string, prefix: readonly string[], n: number): string {
+  return branchId(id, [...prefix, `regenerate:${n}`]);
+}
+
+/** The first regeneration branch of `prefix` not made yet. */
+export async function freeRegeneration(
+  chatLog: ChatLog,
+  id: string,
+  prefix: readonly string[],
+): Promise<string> {
+  for (let n = 0; ; n++) {
+    const candidate = regenerationId(id, prefix, n);
+    if (n >= MAX_REGENERATIONS || !(await chatLog.header(candidate))) return candidate;
+  }
+}
+
+/** The regeneration branch of `prefix` whose answer has `answerDigest`, if one was logged. */
+export async function regenerationWith(
+  chatLog: ChatLog,
+  id: string,
+  prefix: readonly string[],
+  answerDigest: string,
+): Promise<string | undefined> {
+  for (let n = 0; n <= MAX_REGENERATIONS; n++) {
+    const candidate = regenerationId(id, prefix, n);
+    const state = await chatLog.open(candidate);
+    if (!state) return undefined;
+    if (state.messages.messages[prefix.length]?.digest === answerDigest) return candidate;
+  }
+  return undefined;
+}
+
+/** A branch belongs to the session of the chat it branches from. */
+export function branchConversation(parent: Header, parentId: string): Conversation {
+  return { kind: 'branch', session: parent.conversation?.session ?? parentId };
+}
