@@ -191,11 +191,11 @@ describe('FileLogBackend: reads', () => {
 
   test('list summarises every chat with its last activity', async () => {
     const { store } = setup();
-    await store.create(hdr('a', { team: 'research' }));
+    await store.create(hdr('a', { team: 'research', cwd: '/src/a' }));
     await store.create(hdr('b', { parent: 'a' }));
     await store.append('a', [say('x')], T0 + 500);
     assert.deepEqual(await store.list(), [
-      { id: 'a', createdAt: T0, team: 'research', eventCount: 1, lastActivityAt: T0 + 500 },
+      { id: 'a', createdAt: T0, team: 'research', cwd: '/src/a', eventCount: 1, lastActivityAt: T0 + 500 },
       { id: 'b', createdAt: T0, parent: 'a', eventCount: 0, lastActivityAt: T0 },
     ]);
   });

@@ -103,6 +103,7 @@ export async function allSummaries(run: RedisRun, key: ChatKey, chatsKey: string
     };
     if (h.parent !== undefined) summary.parent = h.parent;
     if (h.team !== undefined) summary.team = h.team;
+    if (h.cwd !== undefined) summary.cwd = h.cwd;
     out.push(summary);
   });
   return out;

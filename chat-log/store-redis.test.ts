@@ -184,10 +184,11 @@ describe('RedisLogBackend: reads and list', { skip: redisSkip }, () => {
   test('list summarises every chat with its last activity, sorted by id', async () => {
     const store = backend();
     await store.create(hdr('b', { parent: 'a' }));
-    await store.create(hdr('a', { team: 'research' }));
+    await store.create(hdr('a', { team: 'research', cwd: '/src/a' }));
     await store.append('a', [say('x')], T0 + 500);
+    // The same fields as a page of listPage and the file store's list, the working folder included.
     assert.deepEqual(await store.list(), [
-      { id: 'a', createdAt: T0, team: 'research', eventCount: 1, lastActivityAt: T0 + 500 },
+      { id: 'a', createdAt: T0, team: 'research', cwd: '/src/a', eventCount: 1, lastActivityAt: T0 + 500 },
       { id: 'b', createdAt: T0, parent: 'a', eventCount: 0, lastActivityAt: T0 },
     ]);
   });
