@@ -4,6 +4,7 @@
  * later appends only add bytes after `size`.
  */
 import { promises as fsp } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { OdaError } from '../lib/errors.ts';
 import type { EventLines } from './store.ts';
 import type { Event } from './format/current.ts';
@@ -12,6 +13,19 @@ import type { ChatFile } from './chat-file.ts';
 
 /** Bytes read from a chat file at once by a streamed read. */
 const READ_CHUNK = 1024 * 1024;
+
+/** Fills `buf` from `position` of the file; a file that ends first is a log shorter than its index. */
+async function readFully(fh: FileHandle, buf: Buffer, position: number, id: string): Promise<void> {
+  let got = 0;
+  while (got < buf.length) {
+    const { bytesRead } = await fh.read(buf, got, buf.length - got, position + got);
+    if (bytesRead === 0) break;
+    got += bytesRead;
+  }
+  if (got < buf.length) {
+    throw new OdaError('ODA_ERR_LOG_READ', 500, `chat log ${id} is shorter than its index`);
+  }
+}
 
 /** Events `offset` to `offset + length` (or to the end) of an open chat, read in one go. */
 export async function readEvents(c: ChatFile, offset: number, length?: number): Promise<Event[]> {
@@ -27,15 +41,7 @@ export async function readEvents(c: ChatFile, offset: number, length?: number): 
   const buf = Buffer.alloc(to - from);
   const fh = await fsp.open(c.path, 'r');
   try {
-    let got = 0;
-    while (got < buf.length) {
-      const { bytesRead } = await fh.read(buf, got, buf.length - got, from + got);
-      if (bytesRead === 0) break;
-      got += bytesRead;
-    }
-    if (got < buf.length) {
-      throw new OdaError('ODA_ERR_LOG_READ', 500, `chat log ${id} is shorter than its index`);
-    }
+    await readFully(fh, buf, from, id);
   } finally {
     await fh.close();
   }
@@ -72,15 +78,7 @@ export function readEventLines(c: ChatFile, offset: number, maxEvents: number, m
         while (j < end && (offsets[j + 1 - start] ?? size) - lineStart <= READ_CHUNK) j++;
         const lineEnd = offsets[j - start] ?? size;
         const buf = Buffer.alloc(lineEnd - lineStart);
-        let got = 0;
-        while (got < buf.length) {
-          const { bytesRead } = await fh.read(buf, got, buf.length - got, lineStart + got);
-          if (bytesRead === 0) break;
-          got += bytesRead;
-        }
-        if (got < buf.length) {
-          throw new OdaError('ODA_ERR_LOG_READ', 500, `chat log ${id} is shorter than its index`);
-        }
+        await readFully(fh, buf, lineStart, id);
         for (let i = k; i < j; i++) {
           const a = offsets[i - start]! - lineStart;
           const b = (offsets[i + 1 - start] ?? size) - lineStart - 1;

@@ -189,6 +189,28 @@ describe('FileLogBackend: reads', () => {
     assert.deepEqual(await seqs(1000, 5), []);
   });
 
+  test('a chat file cut short behind the store is a 500 ODA_ERR_LOG_READ, for reads and streamed reads', async () => {
+    const { store, dataDir } = setup();
+    await store.create(hdr('cut'));
+    for (let i = 0; i < 3; i++) await store.append('cut', [say(`m${i}`)], T0 + i);
+    const file = path.join(dataDir, 'chats', 'cut.jsonl');
+    fs.truncateSync(file, fs.statSync(file).size - 5);
+    await assert.rejects(store.read('cut', 0), rejectsWith(500, 'ODA_ERR_LOG_READ'));
+    await assert.rejects(store.read('cut', 2, 1), /chat log cut is shorter than its index/);
+    // Lines before the cut are still served by a read that ends before it.
+    assert.deepEqual(
+      (await store.read('cut', 0, 2)).map((e) => e.seq),
+      [0, 1],
+    );
+    const { lines } = await store.readLines('cut', 0, 10, 1_000_000);
+    await assert.rejects(
+      (async () => {
+        for await (const _line of lines);
+      })(),
+      rejectsWith(500, 'ODA_ERR_LOG_READ'),
+    );
+  });
+
   test('list summarises every chat with its last activity', async () => {
     const { store } = setup();
     await store.create(hdr('a', { team: 'research', cwd: '/src/a' }));
