@@ -3,7 +3,8 @@
  * config, createApp, listen, no Node request timeout), with the config given as a JSON argument.
  * Its stdout carries the gateway's log lines (the benchmark points it at a file); the port is
  * reported over IPC. Over IPC it also takes a CPU profile of a window on request (`profileStart`,
- * `profileStop`), so a profile holds the load only.
+ * `profileStop`), or a sampled profile of what it allocates (`allocationsStart`, `allocationsStop`),
+ * so a profile holds the load only.
  */
 import type { Server } from 'node:http';
 import { Session } from 'node:inspector/promises';
@@ -32,6 +33,26 @@ const queries = {
     if (!session) throw new Error('profileStart was not asked');
     inspector = undefined;
     const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    return JSON.stringify(profile);
+  },
+  // V8's sampling heap profiler, counting what was allocated over the window, collected or not.
+  async allocationsStart() {
+    inspector = new Session();
+    inspector.connect();
+    await inspector.post('HeapProfiler.enable');
+    await inspector.post('HeapProfiler.startSampling', {
+      samplingInterval: 8192,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+    return true;
+  },
+  async allocationsStop() {
+    const session = inspector;
+    if (!session) throw new Error('allocationsStart was not asked');
+    inspector = undefined;
+    const { profile } = await session.post('HeapProfiler.stopSampling');
     session.disconnect();
     return JSON.stringify(profile);
   },

@@ -5,7 +5,9 @@
  * takes 50 connections of small Anthropic requests that continue their chats (the overhead
  * benchmark's load), once with a chat per connection and once with all connections in one chat. Every sample of a profile is put in one area by the frames on its stack
  * (the chat log first: a sample anywhere under chat-log/ counts there), and the functions with the
- * most self time are listed.
+ * most self time are listed. A second run of each load takes V8's sampling heap profile instead:
+ * the bytes allocated per request (collected or not, so garbage counts), by the same areas and by
+ * the functions that allocate the most.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -83,11 +85,7 @@ export function topFunctions(profile: CpuProfile, n: number): Array<{ fn: string
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const ms = new Map<string, number>();
   profile.samples.forEach((id, i) => {
-    const f = byId.get(id)!.callFrame as ProfileNode['callFrame'] & { lineNumber?: number };
-    const where = f.url
-      .replace(/^.*\/node_modules\//, '')
-      .replace(/^file:\/\/.*?\/(?=(server|chat-log|middleware|providers|lib|config)\/)/, '');
-    const key = `${f.functionName || '(anonymous)'} ${where}${f.url ? `:${(f.lineNumber ?? 0) + 1}` : ''}`;
+    const key = frameName(byId.get(id)!.callFrame as ProfileNode['callFrame'] & { lineNumber?: number });
     ms.set(key, (ms.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
   });
   return [...ms]
@@ -97,12 +95,59 @@ export function topFunctions(profile: CpuProfile, n: number): Array<{ fn: string
     .slice(0, n);
 }
 
-/** One profiled run: a gateway under 50 connections of small Anthropic requests, profiled over the load only. */
+/** V8's sampling heap profile: a tree of call frames, each with the bytes sampled as allocated in it. */
+interface AllocationNode {
+  callFrame: { functionName: string; url: string; lineNumber?: number };
+  selfSize: number;
+  children?: AllocationNode[];
+}
+
+/** A frame named as the tables name it: function, then the file under the repository or node_modules. */
+function frameName(f: { functionName: string; url: string; lineNumber?: number }): string {
+  const where = f.url
+    .replace(/^.*\/node_modules\//, '')
+    .replace(/^file:\/\/.*?\/(?=(server|chat-log|middleware|providers|lib|config)\/)/, '');
+  return `${f.functionName || '(anonymous)'} ${where}${f.url ? `:${(f.lineNumber ?? 0) + 1}` : ''}`;
+}
+
+/** Bytes allocated by area (the CPU tables' areas, same first-match rule) and by allocating function. */
+export function allocations(head: AllocationNode): {
+  total: number;
+  areas: Array<{ area: string; bytes: number }>;
+  top: Array<{ fn: string; bytes: number }>;
+} {
+  const byArea = new Map<string, number>();
+  const byFn = new Map<string, number>();
+  let total = 0;
+  const walk = (node: AllocationNode, urls: string[]) => {
+    const here = [...urls, node.callFrame.url];
+    if (node.selfSize > 0) {
+      total += node.selfSize;
+      const area = AREAS.find(([, re]) => here.some((u) => re.test(u)))?.[0] ?? 'other';
+      byArea.set(area, (byArea.get(area) ?? 0) + node.selfSize);
+      const fn = frameName(node.callFrame);
+      byFn.set(fn, (byFn.get(fn) ?? 0) + node.selfSize);
+    }
+    for (const c of node.children ?? []) walk(c, here);
+  };
+  walk(head, []);
+  const sorted = <K extends string>(m: Map<string, number>, key: K) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, bytes]) => ({ [key]: k, bytes }) as Record<K, string> & { bytes: number });
+  return { total, areas: sorted(byArea, 'area'), top: sorted(byFn, 'fn').slice(0, 15) };
+}
+
+/**
+ * One profiled run: a gateway under 50 connections of small Anthropic requests, profiled over the
+ * load only, for its CPU time or for what it allocates.
+ */
 async function profileRun(
   fakeUrl: string,
   spread: Spread,
   seconds: number,
-): Promise<{ profile: CpuProfile; text: string; requests: number }> {
+  kind: 'profile' | 'allocations',
+): Promise<{ text: string; requests: number }> {
   const gateway = await startGateway(fakeUrl, { tempRoot: tmpfsRoot(), source: true });
   try {
     await warmUp(gateway.url);
@@ -113,7 +158,7 @@ async function profileRun(
       spread,
       seconds: 1,
     });
-    await gateway.ask('profileStart');
+    await gateway.ask(`${kind}Start`);
     const r = await conversationLoad(gateway, {
       format: 'anthropic',
       stream: false,
@@ -121,8 +166,8 @@ async function profileRun(
       spread,
       seconds,
     });
-    const text = (await gateway.ask('profileStop')) as string;
-    return { profile: JSON.parse(text) as CpuProfile, text, requests: r.requests };
+    const text = (await gateway.ask(`${kind}Stop`)) as string;
+    return { text, requests: r.requests };
   } finally {
     await gateway.stop();
   }
@@ -136,7 +181,8 @@ export async function profileBench(ctx: BenchContext): Promise<SectionReport> {
   const data: Record<string, unknown> = {};
   try {
     for (const spread of ['perConnection', 'oneChat'] as const) {
-      const { profile, text, requests } = await profileRun(stack.fake.url, spread, seconds);
+      const { text, requests } = await profileRun(stack.fake.url, spread, seconds, 'profile');
+      const profile = JSON.parse(text) as CpuProfile;
       // Kept for a closer look (Chrome DevTools) until the next profile run.
       mkdirSync('.bench-out', { recursive: true });
       writeFileSync(join('.bench-out', `gateway-${spread}.cpuprofile`), text);
@@ -165,7 +211,36 @@ export async function profileBench(ctx: BenchContext): Promise<SectionReport> {
           rows: top.map((f) => [f.fn, Math.round(f.ms), `${((100 * f.ms) / busy).toFixed(1)}%`]),
         },
       );
-      data[spread] = { areas, top, requests, seconds };
+      const heap = await profileRun(stack.fake.url, spread, seconds, 'allocations');
+      const allocated = allocations((JSON.parse(heap.text) as { head: AllocationNode }).head);
+      const kb = (bytes: number) => (bytes / heap.requests / 1024).toFixed(1);
+      tables.push(
+        {
+          title: `${what}: bytes allocated per request by area over ${seconds} s of load (${heap.requests} requests, ${kb(allocated.total)} KB each)`,
+          headers: ['area', 'KB per request', '% of bytes'],
+          rows: allocated.areas.map((a) => [
+            a.area,
+            kb(a.bytes),
+            `${((100 * a.bytes) / allocated.total).toFixed(1)}%`,
+          ]),
+        },
+        {
+          title: `${what}: the ${allocated.top.length} functions allocating the most`,
+          headers: ['function', 'KB per request', '% of bytes'],
+          rows: allocated.top.map((f) => [
+            f.fn,
+            kb(f.bytes),
+            `${((100 * f.bytes) / allocated.total).toFixed(1)}%`,
+          ]),
+        },
+      );
+      data[spread] = {
+        areas,
+        top,
+        requests,
+        seconds,
+        allocations: { ...allocated, requests: heap.requests, kbPerRequest: Number(kb(allocated.total)) },
+      };
     }
     return {
       name: 'CPU profile of the gateway (50 connections, small Anthropic requests continuing their chats)',
@@ -176,6 +251,7 @@ export async function profileBench(ctx: BenchContext): Promise<SectionReport> {
         'a sample counts in the first area any frame of its stack belongs to, in the order of the table',
         'the profiler (sampling every 0.2 ms) slows the process: read the shares; the profile covers the load only (warm-up, start-up and shutdown left out)',
         'the profiles are kept in .bench-out/gateway-<spread>.cpuprofile (open them in Chrome DevTools)',
+        "allocations: V8's sampling heap profiler (a sample every 8 KB allocated, objects collected since counted too), in a second run of the same load",
       ],
       data,
     };
