@@ -5,7 +5,7 @@
  * keep everything), independent of the cache TTL, and idempotent.
  */
 import type { ImageRef, MessageRef, RequestView, TextSlot } from '../../providers/request-view.ts';
-import { removeMediaReferences } from './media-references.ts';
+import { hasMediaReference, removeMediaReferences } from './media-references.ts';
 import { replayCutoff } from './replay-cutoff.ts';
 
 /** What replaces an image the model already processed. */
@@ -39,26 +39,29 @@ export function cleanBefore(
   if (cutoff <= 0) return { imagesRemoved: 0, referencesRemoved: 0 };
   const messages = listed ? listed.messages : view.messages();
 
-  const slots: TextSlot[] = [];
+  // Most older texts hold no reference: they are tested, not copied, and only a hit is rewritten.
+  let referencesRemoved = 0;
+  const clean = (slots: readonly TextSlot[]) => {
+    for (const slot of slots) {
+      const before = slot.text;
+      if (!hasMediaReference(before)) continue;
+      const { text, removed } = removeMediaReferences(before);
+      slot.set(text);
+      referencesRemoved += removed;
+    }
+  };
   for (const message of messages) {
-    if (message.index < cutoff && (message.role === 'user' || message.role === 'tool'))
-      slots.push(...message.texts);
+    if (message.index < cutoff && (message.role === 'user' || message.role === 'tool')) clean(message.texts);
   }
   for (const result of view.toolResults()) {
-    if (result.messageIndex < cutoff) slots.push(...result.texts);
-  }
-  let referencesRemoved = 0;
-  for (const slot of slots) {
-    const { text, removed } = removeMediaReferences(slot.text);
-    if (removed === 0) continue;
-    slot.set(text);
-    referencesRemoved += removed;
+    if (result.messageIndex < cutoff) clean(result.texts);
   }
 
-  const roles = new Map(messages.map((message) => [message.index, message.role]));
+  let roles: Map<number, MessageRef['role']> | undefined;
   let imagesRemoved = 0;
   for (const image of listed ? listed.images : view.images()) {
     if (image.messageIndex >= cutoff) continue;
+    roles ??= new Map(messages.map((message) => [message.index, message.role]));
     const role = roles.get(image.messageIndex);
     if (role !== 'user' && role !== 'tool') continue;
     image.replaceWithText(IMAGE_REMOVED_TEXT);

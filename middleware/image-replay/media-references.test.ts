@@ -1,6 +1,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MEDIA_REFERENCE_REMOVED_TEXT as R, removeMediaReferences } from './media-references.ts';
+import fc from 'fast-check';
+import {
+  MEDIA_REFERENCE_REMOVED_TEXT as R,
+  hasMediaReference,
+  removeMediaReferences,
+} from './media-references.ts';
 
 describe('removeMediaReferences', () => {
   const cases: Array<[string, string, number]> = [
@@ -25,6 +30,36 @@ describe('removeMediaReferences', () => {
     test(JSON.stringify(input), () => {
       assert.deepEqual(removeMediaReferences(input), { text: output, removed: count });
       assert.deepEqual(removeMediaReferences(output), { text: output, removed: 0 });
+      assert.equal(hasMediaReference(input), count > 0);
+      assert.equal(hasMediaReference(output), false);
     });
   }
+});
+
+describe('hasMediaReference', () => {
+  test('says true exactly when removeMediaReferences would replace something, call after call', () => {
+    const piece = fc.oneof(
+      fc.string(),
+      fc.constantFrom(
+        '[media attached: a.png]',
+        '[MEDIA attached 3/4: b.jpg]',
+        '[Image: source: /x.png]',
+        '[image:SOURCE:y]',
+        'media://inbound/z.png',
+        'MEDIA://INBOUND/',
+        '[media attached: unclosed\n',
+        '[Image]',
+        'media://outbound/q',
+      ),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 6 }), (pieces) => {
+        const text = pieces.join(' ');
+        // Twice: a pattern that kept its position between calls would answer the second one wrong.
+        for (let i = 0; i < 2; i++)
+          assert.equal(hasMediaReference(text), removeMediaReferences(text).removed > 0);
+      }),
+      { numRuns: 500 },
+    );
+  });
 });

@@ -12,6 +12,14 @@ export const MEDIA_REFERENCE_REMOVED_TEXT = '[media reference removed - already 
 const MEDIA_REFERENCE =
   /\[media attached(?:\s+\d+\/\d+)?:[^\]\n]*\]|\[Image:\s*source:[^\]\n]*\]|media:\/\/inbound\/[^\s\]]*/gi;
 
+// The same pattern without the global flag: a test that keeps no position between calls.
+const ANY_MEDIA_REFERENCE = new RegExp(MEDIA_REFERENCE.source, 'i');
+
+/** True when `text` holds a media reference: a test that copies nothing, for texts that have none. */
+export function hasMediaReference(text: string): boolean {
+  return ANY_MEDIA_REFERENCE.test(text);
+}
+
 /** `text` with every media reference replaced, and how many were replaced. */
 export function removeMediaReferences(text: string): { text: string; removed: number } {
   let removed = 0;
