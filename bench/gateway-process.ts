@@ -17,31 +17,39 @@ import { serveChildProtocol } from './processes.ts';
 const { config: raw } = JSON.parse(process.argv[2] ?? '{}') as { config: unknown };
 const config = parseConfig(raw);
 const gateway = createApp(config, { logger: createLogger(config.logLevel) });
-// The CPU profiler over a window the benchmark chooses (bench/profile.ts), start-up and shutdown left out.
+// A profiler over a window the benchmark chooses (bench/profile.ts), start-up and shutdown left out:
+// the CPU profiler, or V8's sampling heap profiler counting what was allocated, collected or not.
 let inspector: Session | undefined;
+function openSession(): Session {
+  inspector = new Session();
+  inspector.connect();
+  return inspector;
+}
+/** The window's session, taken to be stopped; `start` names the query that should have opened it. */
+function takeSession(start: string): Session {
+  const session = inspector;
+  if (!session) throw new Error(`${start} was not asked`);
+  inspector = undefined;
+  return session;
+}
 const queries = {
   async profileStart() {
-    inspector = new Session();
-    inspector.connect();
-    await inspector.post('Profiler.enable');
-    await inspector.post('Profiler.setSamplingInterval', { interval: 200 });
-    await inspector.post('Profiler.start');
+    const session = openSession();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 200 });
+    await session.post('Profiler.start');
     return true;
   },
   async profileStop() {
-    const session = inspector;
-    if (!session) throw new Error('profileStart was not asked');
-    inspector = undefined;
+    const session = takeSession('profileStart');
     const { profile } = await session.post('Profiler.stop');
     session.disconnect();
     return JSON.stringify(profile);
   },
-  // V8's sampling heap profiler, counting what was allocated over the window, collected or not.
   async allocationsStart() {
-    inspector = new Session();
-    inspector.connect();
-    await inspector.post('HeapProfiler.enable');
-    await inspector.post('HeapProfiler.startSampling', {
+    const session = openSession();
+    await session.post('HeapProfiler.enable');
+    await session.post('HeapProfiler.startSampling', {
       samplingInterval: 8192,
       includeObjectsCollectedByMajorGC: true,
       includeObjectsCollectedByMinorGC: true,
@@ -49,9 +57,7 @@ const queries = {
     return true;
   },
   async allocationsStop() {
-    const session = inspector;
-    if (!session) throw new Error('allocationsStart was not asked');
-    inspector = undefined;
+    const session = takeSession('allocationsStart');
     const { profile } = await session.post('HeapProfiler.stopSampling');
     session.disconnect();
     return JSON.stringify(profile);
