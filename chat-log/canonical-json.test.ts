@@ -12,6 +12,26 @@ test('the quick writer gives exactly the reference text for any JSON value', () 
   );
 });
 
+test('objects of any width sort as the reference sorts them, small (in place) and wide alike', () => {
+  // Keys from a few characters, so neighbours share prefixes; array-index keys among them.
+  const key = fc.oneof(
+    fc.string({ unit: fc.constantFrom('a', 'b', 'B', '_', 'é', '\u{1F600}'), maxLength: 4 }),
+    fc.nat({ max: 40 }).map(String),
+  );
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        fc.dictionary(key, fc.jsonValue({ maxDepth: 1 }), { maxKeys: 16 }),
+        fc.dictionary(key, fc.jsonValue({ maxDepth: 1 }), { minKeys: 17, maxKeys: 40 }),
+      ),
+      (value) => {
+        assert.equal(canonicalJson(value), canonicalJsonByReplacer(value));
+      },
+    ),
+    { numRuns: 500 },
+  );
+});
+
 test('the quick writer gives exactly the reference text for values JSON does not keep as they are', () => {
   fc.assert(
     fc.property(

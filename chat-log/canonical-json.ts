@@ -26,6 +26,27 @@ function isArrayIndex(key: string): boolean {
   return /^(?:0|[1-9][0-9]{0,9})$/.test(key) && Number(key) <= 4294967294;
 }
 
+/** Below this many keys, an insertion sort in place: no copy and no sort buffer per object. */
+const SMALL_OBJECT_KEYS = 16;
+
+/** Sorts `keys[from..]` in place in code-unit order, as Array.prototype.sort sorts strings. */
+function sortFrom(keys: string[], from: number): void {
+  if (keys.length - from > SMALL_OBJECT_KEYS) {
+    const sorted = keys.slice(from).sort();
+    for (let i = 0; i < sorted.length; i++) keys[from + i] = sorted[i]!;
+    return;
+  }
+  for (let i = from + 1; i < keys.length; i++) {
+    const k = keys[i]!;
+    let j = i - 1;
+    while (j >= from && keys[j]! > k) {
+      keys[j + 1] = keys[j]!;
+      j--;
+    }
+    keys[j + 1] = k;
+  }
+}
+
 /** The text of `v`, or undefined where JSON.stringify leaves a member out. */
 function write(v: unknown): string | undefined {
   switch (typeof v) {
@@ -62,11 +83,11 @@ function write(v: unknown): string | undefined {
   const keys = Object.keys(rec);
   let indices = 0;
   while (indices < keys.length && isArrayIndex(keys[indices]!)) indices++;
-  const rest = keys.slice(indices).sort();
+  sortFrom(keys, indices);
   let out = '{';
   let first = true;
   for (let i = 0; i < keys.length; i++) {
-    const k = i < indices ? keys[i]! : rest[i - indices]!;
+    const k = keys[i]!;
     const text = write(rec[k]);
     if (text === undefined) continue;
     out += `${first ? '' : ','}${JSON.stringify(k)}:${text}`;
