@@ -25,12 +25,14 @@ function openSession(): Session {
   inspector.connect();
   return inspector;
 }
-/** The window's session, taken to be stopped; `start` names the query that should have opened it. */
-function takeSession(start: string): Session {
+/** Stops the window `start` opened: its profile as JSON text, the session disconnected. */
+async function stopWindow(start: string, stop: (session: Session) => Promise<{ profile: unknown }>) {
   const session = inspector;
   if (!session) throw new Error(`${start} was not asked`);
   inspector = undefined;
-  return session;
+  const { profile } = await stop(session);
+  session.disconnect();
+  return JSON.stringify(profile);
 }
 const queries = {
   async profileStart() {
@@ -40,12 +42,7 @@ const queries = {
     await session.post('Profiler.start');
     return true;
   },
-  async profileStop() {
-    const session = takeSession('profileStart');
-    const { profile } = await session.post('Profiler.stop');
-    session.disconnect();
-    return JSON.stringify(profile);
-  },
+  profileStop: () => stopWindow('profileStart', (session) => session.post('Profiler.stop')),
   async allocationsStart() {
     const session = openSession();
     await session.post('HeapProfiler.enable');
@@ -56,12 +53,8 @@ const queries = {
     });
     return true;
   },
-  async allocationsStop() {
-    const session = takeSession('allocationsStart');
-    const { profile } = await session.post('HeapProfiler.stopSampling');
-    session.disconnect();
-    return JSON.stringify(profile);
-  },
+  allocationsStop: () =>
+    stopWindow('allocationsStart', (session) => session.post('HeapProfiler.stopSampling')),
 };
 const server: Server = gateway.app.listen(0, config.server.host, () => {
   serveChildProtocol(

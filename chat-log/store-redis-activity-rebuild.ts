@@ -1,8 +1,9 @@
 /**
  * Checks that the activity sets of the Redis chat store (`store-redis.ts`) hold every chat, and
  * rebuilds them in the background when they do not: chats created by a gateway before paged
- * listing have no activity member until this adds one. Kept apart from the store because it is its own small state
- * machine (started once, restarted after a failure) that listing and stats only read.
+ * listing have no activity member until this adds one. Kept apart from the store because it is its
+ * own small state machine (started once, restarted after a failure) that listing and stats only
+ * read.
  */
 import { isChatId } from './chat-id.ts';
 import type { RedisRun } from './redis-lock.ts';
