@@ -27,20 +27,6 @@ export function editReporter(): EditReporter {
   };
 }
 
-/** The same slots, each reporting a text it really changed. */
-export function reportingSlots(slots: readonly TextSlot[], reporter: EditReporter): TextSlot[] {
-  return slots.map((slot) => ({
-    get text() {
-      return slot.text;
-    },
-    set(text: string) {
-      const before = slot.text;
-      slot.set(text);
-      if (slot.text !== before) reporter.report({ kind: 'text', before, after: text });
-    },
-  }));
-}
-
 /**
  * A message ref whose text slots are built on first use: most passes over a request's messages
  * (turn boundaries, the image replay window) read only roles, and a long history has many texts.
@@ -119,21 +105,14 @@ export interface PlaceTracker {
   member(key: string): EditState;
 }
 
-/** A tracker of the edits in a body whose message list is the top-level member `list`. */
-export function placeTracker(list: string): PlaceTracker {
+/**
+ * A tracker of the edits in a body whose message list is the top-level member `list`; its states
+ * report each text a slot changed to `reporter`.
+ */
+export function placeTracker(list: string, reporter?: EditReporter): PlaceTracker {
   const state: EditState = { changed: false };
   const messages = new Set<number>();
   const members = new Set<string>();
-  const marking = (mark: () => void): EditState => ({
-    get changed() {
-      return state.changed;
-    },
-    set changed(value: boolean) {
-      if (!value) return;
-      state.changed = true;
-      mark();
-    },
-  });
   // One state per element, made on first use: views ask for one per message on every listing.
   const states: EditState[] = [];
   return {
@@ -141,7 +120,35 @@ export function placeTracker(list: string): PlaceTracker {
       return state.changed;
     },
     places: { list, messages, members },
-    at: (index) => (states[index] ??= marking(() => messages.add(index))),
-    member: (key) => marking(() => members.add(key)),
+    at: (index) => (states[index] ??= new MarkingState(state, messages, index, reporter)),
+    member: (key) => new MarkingState(state, members, key, reporter),
   };
+}
+
+/**
+ * An edit state that also says where the edit went, and reports each text a slot changed. A class,
+ * not an object literal with accessors, for the reason StringSlot is one (text-slots.ts): views make
+ * a state per message of the history.
+ */
+class MarkingState<Place> implements EditState {
+  constructor(
+    private readonly view: EditState,
+    private readonly places: Set<Place>,
+    private readonly place: Place,
+    private readonly reporter: EditReporter | undefined,
+  ) {}
+
+  get changed(): boolean {
+    return this.view.changed;
+  }
+
+  set changed(value: boolean) {
+    if (!value) return;
+    this.view.changed = true;
+    this.places.add(this.place);
+  }
+
+  reportText(before: string, after: string): void {
+    this.reporter?.report({ kind: 'text', before, after });
+  }
 }

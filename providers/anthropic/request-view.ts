@@ -21,13 +21,7 @@ import {
   markLastBlock,
   type CacheMarkers,
 } from './cache-breakpoints.ts';
-import {
-  editReporter,
-  lazyMessageRef,
-  placeTracker,
-  reportingSlots,
-  type EditReporter,
-} from '../view-edits.ts';
+import { editReporter, lazyMessageRef, placeTracker, type EditReporter } from '../view-edits.ts';
 
 /** The source of an `image` block: base64 with its media type, or a URL; file ids are skipped. */
 export function anthropicImageSource(block: Obj): ImageSource | undefined {
@@ -169,9 +163,8 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
   const reporter = editReporter();
   const list = (): unknown[] => (Array.isArray(body.messages) ? body.messages : []);
   // Where the edits went: an edit inside message i marks that message.
-  const tracker = placeTracker('messages');
-  const slots = (holder: Obj, key: string, index: number) =>
-    reportingSlots(textSlots(holder, key, tracker.at(index)), reporter);
+  const tracker = placeTracker('messages', reporter);
+  const slots = (holder: Obj, key: string, index: number) => textSlots(holder, key, tracker.at(index));
   // The body's markers, found in one walk of the whole body and kept (the TTL hint is asked by two
   // steps, whether any marker is set by a third): only addCacheBreakpoint and setAutomaticCaching
   // add markers, each a plain `{ type: 'ephemeral' }` (every other edit keeps each marker where it

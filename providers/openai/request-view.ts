@@ -20,7 +20,6 @@ import {
   lazyMessageRef,
   placeTracker,
   promptCacheKeyField,
-  reportingSlots,
   type EditReporter,
 } from '../view-edits.ts';
 
@@ -142,9 +141,8 @@ export function createOpenaiRequestView(body: Record<string, unknown>): RequestV
   const reporter = editReporter();
   const list = (): unknown[] => (Array.isArray(body.messages) ? body.messages : []);
   // Where the edits went: an edit inside message i marks that message.
-  const tracker = placeTracker('messages');
-  const slots = (holder: Obj, key: string, index: number) =>
-    reportingSlots(textSlots(holder, key, tracker.at(index)), reporter);
+  const tracker = placeTracker('messages', reporter);
+  const slots = (holder: Obj, key: string, index: number) => textSlots(holder, key, tracker.at(index));
 
   return {
     body,

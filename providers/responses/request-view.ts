@@ -19,13 +19,7 @@ import type {
 } from '../request-view.ts';
 import { stringSlot, type EditState } from '../text-slots.ts';
 import { isObj, str, type Obj } from '../wire-json.ts';
-import {
-  editReporter,
-  placeTracker,
-  promptCacheKeyField,
-  reportingSlots,
-  type EditReporter,
-} from '../view-edits.ts';
+import { editReporter, placeTracker, promptCacheKeyField, type EditReporter } from '../view-edits.ts';
 import {
   SCREENSHOT_PLACEHOLDER_URL,
   inputImageSource,
@@ -199,9 +193,8 @@ function inputItems(body: Record<string, unknown>): unknown[] {
 /** Creates the accessor over an OpenAI Responses request body (edited in place). */
 export function createResponsesRequestView(body: Record<string, unknown>): RequestView {
   const reporter = editReporter();
-  const slots = (found: TextSlot[]) => reportingSlots(found, reporter);
   // Where the edits went: an edit inside input item i marks that item; a string input is a member.
-  const tracker = placeTracker('input');
+  const tracker = placeTracker('input', reporter);
 
   return {
     body,
@@ -220,7 +213,7 @@ export function createResponsesRequestView(body: Record<string, unknown>): Reque
             role: 'user',
             hasToolResults: false,
             hasOwnContent: true,
-            texts: slots([stringSlot(body, 'input', tracker.member('input'))]),
+            texts: [stringSlot(body, 'input', tracker.member('input'))],
           },
         ];
       }
@@ -232,8 +225,7 @@ export function createResponsesRequestView(body: Record<string, unknown>): Reque
         const side = itemSide(item);
         if (side === undefined) return;
         if (side === 'assistant') {
-          const texts =
-            itemType(item) === 'message' ? slots(partSlots(item, 'content', tracker.at(index))) : [];
+          const texts = itemType(item) === 'message' ? partSlots(item, 'content', tracker.at(index)) : [];
           if (run) run.texts.push(...texts);
           else {
             run = { index, texts };
@@ -257,7 +249,7 @@ export function createResponsesRequestView(body: Record<string, unknown>): Reque
           role: side,
           hasToolResults: false,
           hasOwnContent: true,
-          texts: slots(partSlots(item, 'content', tracker.at(index))),
+          texts: partSlots(item, 'content', tracker.at(index)),
         });
       });
       return refs;
@@ -275,7 +267,7 @@ export function createResponsesRequestView(body: Record<string, unknown>): Reque
           callId,
           toolName: names.get(callId),
           isError: item.status === 'failed',
-          texts: slots(outputSlots(item, tracker.at(index))),
+          texts: outputSlots(item, tracker.at(index)),
           images: outputImageRefs(item, index, tracker.at(index), reporter),
         });
       });
