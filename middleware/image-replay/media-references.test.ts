@@ -63,3 +63,64 @@ describe('hasMediaReference', () => {
     );
   });
 });
+
+describe('hasMediaReference, against the one pattern it stands for', () => {
+  // The reference definition: the whole pattern run over the text, case-insensitively.
+  const reference =
+    /\[media attached(?:\s+\d+\/\d+)?:[^\]\n]*\]|\[Image:\s*source:[^\]\n]*\]|media:\/\/inbound\/[^\s\]]*/i;
+  // Fragments that start, almost start or split a reference: brackets and '://' are where the
+  // test looks, so texts crowded with them (and with near misses) are where it could go wrong.
+  const fragment = fc.constantFrom(
+    '[',
+    ']',
+    '\n',
+    ' ',
+    ':',
+    '//',
+    '://',
+    'media',
+    'MEDIA',
+    'Media:',
+    'media:/',
+    'inbound/',
+    'INBOUND/',
+    'xmedia',
+    '[media',
+    '[media attached',
+    ' attached',
+    ' 12/3',
+    '1/',
+    '[Image',
+    'image:',
+    ' source:',
+    'Source:',
+    'a.png',
+    '漢',
+    '\u{1F600}',
+  );
+  test('says true exactly when the whole pattern finds a match, in texts crowded with near misses', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fragment, fc.string({ maxLength: 3 })), { maxLength: 24 }), (parts) => {
+        const text = parts.join('');
+        assert.equal(hasMediaReference(text), reference.test(text), JSON.stringify(text));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  test('a reference anywhere in a long text is found; a bracket-heavy text without one is not', () => {
+    const filler = 'x[1], y[2]: see http://example.com/a; '.repeat(2000);
+    assert.equal(hasMediaReference(filler), false);
+    for (const ref of ['[media attached: a.png]', '[image: source: b]', 'Media://Inbound/c']) {
+      assert.equal(hasMediaReference(filler + ref), true, ref);
+      assert.equal(hasMediaReference(ref + filler), true, ref);
+    }
+    // A reference right behind another bracket, or overlapping a near miss.
+    assert.equal(hasMediaReference('[[media attached: a.png]'), true);
+    assert.equal(hasMediaReference('[x[Image: source: y]'), true);
+    assert.equal(hasMediaReference('[media attached [media attached: z]'), true);
+    // At the very start a URI has no room before its '://' for anything but the scheme.
+    assert.equal(hasMediaReference('media://inbound/'), true);
+    assert.equal(hasMediaReference('edia://inbound/'), false);
+  });
+});

@@ -12,16 +12,32 @@ export const MEDIA_REFERENCE_REMOVED_TEXT = '[media reference removed - already 
 const MEDIA_REFERENCE =
   /\[media attached(?:\s+\d+\/\d+)?:[^\]\n]*\]|\[Image:\s*source:[^\]\n]*\]|media:\/\/inbound\/[^\s\]]*/gi;
 
-// The same pattern without the global flag: a test that keeps no position between calls.
-const ANY_MEDIA_REFERENCE = new RegExp(MEDIA_REFERENCE.source, 'i');
+// The two kinds of reference as sticky patterns, tried only where one can start. Every match of
+// MEDIA_REFERENCE holds a '[' (the bracketed forms) or a '://' (the bare URI); neither is a letter,
+// so plain indexOf finds them whatever the case, far faster than the case-insensitive alternation
+// scans a long text that holds none (a 1 KB prose turn: about 1 us against 20). Each pattern's
+// position is set right before its test, so none is carried from one call to the next.
+const BRACKETED_AT = /\[(?:media attached(?:\s+\d+\/\d+)?:[^\]\n]*\]|Image:\s*source:[^\]\n]*\])/iy;
+const INBOUND_AT = /media:\/\/inbound\//iy;
+const SCHEME = 'media'.length;
 
 /** True when `text` holds a media reference: a test that copies nothing, for texts that have none. */
 export function hasMediaReference(text: string): boolean {
-  return ANY_MEDIA_REFERENCE.test(text);
+  for (let at = text.indexOf('['); at >= 0; at = text.indexOf('[', at + 1)) {
+    BRACKETED_AT.lastIndex = at;
+    if (BRACKETED_AT.test(text)) return true;
+  }
+  for (let at = text.indexOf('://', SCHEME); at >= 0; at = text.indexOf('://', at + 1)) {
+    INBOUND_AT.lastIndex = at - SCHEME;
+    if (INBOUND_AT.test(text)) return true;
+  }
+  return false;
 }
 
 /** `text` with every media reference replaced, and how many were replaced. */
 export function removeMediaReferences(text: string): { text: string; removed: number } {
+  // Most texts (every old tool result a pruning digest covers, on every request) hold none.
+  if (!hasMediaReference(text)) return { text, removed: 0 };
   let removed = 0;
   const out = text.replace(MEDIA_REFERENCE, () => {
     removed += 1;
