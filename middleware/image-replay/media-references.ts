@@ -15,8 +15,8 @@ const MEDIA_REFERENCE =
 // The two kinds of reference as sticky patterns, tried only where one can start. Every match of
 // MEDIA_REFERENCE holds a '[' (the bracketed forms) or a '://' (the bare URI); neither is a letter,
 // so plain indexOf finds them whatever the case, far faster than the case-insensitive alternation
-// scans a long text that holds none (a 1 KB prose turn: about 1 us against 20). Each pattern's
-// position is set right before its test, so none is carried from one call to the next.
+// scans a long text that holds none (1,000 prose turns of about 1 KB: 0.04 ms against 1.07). Each
+// pattern's position is set right before its test, so none is carried from one call to the next.
 const BRACKETED_AT = /\[(?:media attached(?:\s+\d+\/\d+)?:[^\]\n]*\]|Image:\s*source:[^\]\n]*\])/iy;
 const INBOUND_AT = /media:\/\/inbound\//iy;
 const SCHEME = 'media'.length;
