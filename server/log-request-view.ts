@@ -178,16 +178,7 @@ export class LogRequestView implements RequestView {
     path: number[],
     inResult?: { callId: string; textIndex: number },
   ): TextSlot {
-    return {
-      get text() {
-        return typeof part.text === 'string' ? part.text : '';
-      },
-      set: (text: string) => {
-        if (part.text === text) return;
-        part.text = text;
-        this.record({ seq: entry.seq, path, what: 'text', ...inResult });
-      },
-    };
+    return new LogTextSlot(part, () => this.record({ seq: entry.seq, path, what: 'text', ...inResult }));
   }
 
   private image(
@@ -322,5 +313,26 @@ export class LogRequestView implements RequestView {
 
   cacheTtlHint(): undefined {
     return undefined;
+  }
+}
+
+/**
+ * One logged text part, editable. A class, not an object literal with a getter (V8 defines a
+ * literal's accessors at run time; see StringSlot in providers/text-slots.ts).
+ */
+class LogTextSlot implements TextSlot {
+  constructor(
+    private readonly part: LogPart,
+    private readonly recordEdit: () => void,
+  ) {}
+
+  get text(): string {
+    return typeof this.part.text === 'string' ? this.part.text : '';
+  }
+
+  set(text: string): void {
+    if (this.part.text === text) return;
+    this.part.text = text;
+    this.recordEdit();
   }
 }
