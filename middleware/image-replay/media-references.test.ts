@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
   MEDIA_REFERENCE_REMOVED_TEXT as R,
+  MEDIA_REFERENCE_SOURCE,
   hasMediaReference,
   removeMediaReferences,
 } from './media-references.ts';
@@ -65,9 +66,8 @@ describe('hasMediaReference', () => {
 });
 
 describe('hasMediaReference, against the one pattern it stands for', () => {
-  // The reference definition: the whole pattern run over the text, case-insensitively.
-  const reference =
-    /\[media attached(?:\s+\d+\/\d+)?:[^\]\n]*\]|\[Image:\s*source:[^\]\n]*\]|media:\/\/inbound\/[^\s\]]*/i;
+  // The reference definition: the whole pattern the replacement uses, run over the text.
+  const reference = new RegExp(MEDIA_REFERENCE_SOURCE, 'i');
   // Fragments that start, almost start or split a reference: brackets and '://' are where the
   // test looks, so texts crowded with them (and with near misses) are where it could go wrong.
   const fragment = fc.constantFrom(

@@ -12,6 +12,9 @@ export const MEDIA_REFERENCE_REMOVED_TEXT = '[media reference removed - already 
 const MEDIA_REFERENCE =
   /\[media attached(?:\s+\d+\/\d+)?:[^\]\n]*\]|\[Image:\s*source:[^\]\n]*\]|media:\/\/inbound\/[^\s\]]*/gi;
 
+/** The pattern's source (a string: no match position to share), for the tests of the quick test. */
+export const MEDIA_REFERENCE_SOURCE = MEDIA_REFERENCE.source;
+
 // The two kinds of reference as sticky patterns, tried only where one can start. Every match of
 // MEDIA_REFERENCE holds a '[' (the bracketed forms) or a '://' (the bare URI); neither is a letter,
 // so plain indexOf finds them whatever the case, far faster than the case-insensitive alternation
