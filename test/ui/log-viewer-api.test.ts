@@ -115,8 +115,15 @@ describe('log viewer routes: open gateway', { timeout: 60_000 }, () => {
     assert.equal(js.status, 200);
     assert.match(js.headers.get('content-type') ?? '', /^text\/javascript/);
     assert.equal(js.headers.get('x-content-type-options'), 'nosniff');
-    const css = await get(gw, '/ui/style.css');
-    assert.match(css.headers.get('content-type') ?? '', /^text\/css/);
+    // Every stylesheet the page links is served as CSS (a missing one would leave the page unstyled).
+    const page = ((await get(gw, '/ui')).body as Buffer).toString('utf8');
+    const sheets = [...page.matchAll(/<link rel="stylesheet" href="([^"]+)"/g)].map((m) => m[1]!);
+    assert.deepEqual(sheets, ['/ui/style.css', '/ui/conversation.css']);
+    for (const sheet of sheets) {
+      const css = await get(gw, sheet);
+      assert.equal(css.status, 200, sheet);
+      assert.match(css.headers.get('content-type') ?? '', /^text\/css/, sheet);
+    }
     for (const path of [
       '/ui/tsconfig.json',
       '/ui/..%2Fpackage.json',
