@@ -253,6 +253,16 @@ describe('log viewer in a browser', { skip: noBrowser, timeout: 180_000 }, () =>
     assert.ok(
       (await page.locator('.msg .column.sent .tool-result').textContent())?.includes('ok 00000 packages'),
     );
+    // The session's summary names it and says what the trim removed from what the model received.
+    const summary = page.locator('#session-summary');
+    assert.equal(
+      await summary.locator('.facts dt', { hasText: 'Session' }).locator('+ dd').textContent(),
+      'fix-ci-run',
+    );
+    assert.match(
+      (await summary.locator('.saved-line').textContent()) ?? '',
+      /^Removed from what the model received: trimming [\d,]+ chars/,
+    );
     assert.deepEqual(watch.errors, []);
     await page.context().close();
   });
