@@ -121,7 +121,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     metrics: deps.metrics ?? new Metrics(),
     registry: new ProviderRegistry(config.providers),
     upstream: new UpstreamClient(config.timeouts, {
-      // Room for every call the gateway lets in, plus the uncounted reads (models, stored responses).
+      // Room for every call the gateway lets in, plus the uncounted reads (the providers' model lists).
       connections: config.server.maxConcurrent + 64,
       secrets: config.providers.map((p) => p.apiKey),
     }),

@@ -5,15 +5,29 @@
  * is read: one team holding hundreds of slow streams cannot take every upstream connection from the
  * others, and at most `server.maxConcurrent` bodies of up to `server.bodyLimit` are held in memory.
  *
- * A call is a request that carries a body or changes something (every method but GET, HEAD and
- * OPTIONS); reads (sessions, models, health) are not counted. The counts are per process.
+ * A call is a request that changes something (every method but GET, HEAD and OPTIONS), a read that
+ * carries a body (held in memory like a call's, so it is bounded the same way), or a read the
+ * gateway forwards to a provider (a stored response, its stream, its input items: each holds an
+ * upstream connection for as long as the provider takes). Other reads (sessions, models, health) are
+ * not counted. The counts are per process.
  */
 import type { RequestHandler } from 'express';
+import type { IncomingHttpHeaders } from 'node:http';
 import { OdaError } from '../lib/errors.ts';
 import type { Config } from '../config/config.ts';
 import type { Caller } from './auth.ts';
+import { hasBody } from './content-type-guard.ts';
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The reads the gateway forwards to a provider: `GET /v1/responses/{id}` and its `/input_items`. */
+const FORWARDED_READ = /^\/v1\/responses\/[^/]+(?:\/input_items)?\/?$/i;
+
+/** Whether a request takes a slot (see above). */
+export function isCall(req: { method: string; path: string; headers: IncomingHttpHeaders }): boolean {
+  if (!READS.has(req.method)) return true;
+  return hasBody(req.headers) || FORWARDED_READ.test(req.path);
+}
 
 /** Counts of calls in flight, in all and per team. */
 export class InFlight {
@@ -55,7 +69,7 @@ export function fairShare(config: Pick<Config, 'teams' | 'server'>, inFlight?: I
   const limits = new Map((config.teams ?? []).map((t) => [t.name, t.maxConcurrent] as const));
   const counts = inFlight ?? new InFlight(config.server.maxConcurrent, limits);
   return function takeCallSlot(req, res, next) {
-    if (READS.has(req.method)) return next();
+    if (!isCall(req)) return next();
     const team = (res.locals.caller as Caller | undefined)?.team;
     const got = counts.acquire(team);
     if (got !== 'ok') {

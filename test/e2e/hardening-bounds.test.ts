@@ -144,6 +144,63 @@ describe('fair share: per-team and gateway-wide caps on calls in flight', () => 
     }, 'team a gets a slot back');
     for (const h of held) h.abort();
   });
+
+  test('a read that holds an upstream connection or a body takes a slot: stored responses, a GET with a body', async () => {
+    fake.reset();
+    const asA = { authorization: `Bearer ${teamA.key}` };
+    const created = await rawRequest(gw.url, {
+      path: '/v1/responses',
+      headers: { ...asA, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-test', input: 'hello' }),
+    });
+    assert.equal(created.status, 200, created.text);
+    const id = String(created.json?.id);
+    const reads = () => fake.requests.filter((r) => r.method === 'GET').length;
+
+    // Team a holds two streams of its own stored response at a provider that does not answer.
+    fake.script({ hang: true }, { hang: true });
+    const held = [new AbortController(), new AbortController()];
+    for (const abort of held) {
+      void fetch(`${gw.url}/v1/responses/${id}?stream=true`, { headers: asA, signal: abort.signal }).catch(
+        () => undefined,
+      );
+    }
+    await until(() => reads() === 2, 'two reads of team a at the provider');
+
+    // Each further forwarded read of team a is refused before it reaches the provider.
+    for (const path of [`/v1/responses/${id}`, `/v1/responses/${id}/input_items`, `/V1/Responses/${id}/`]) {
+      const r = await rawRequest(gw.url, { method: 'GET', path, headers: asA });
+      assert.equal(r.status, 429, `${path}: ${r.text}`);
+      assert.equal((r.json?.error as { code: string }).code, 'ODA_ERR_TOO_MANY_CALLS');
+      assert.match((r.json?.error as { message: string }).message, /teams\[\]\.maxConcurrent/);
+    }
+    // A GET that carries a body would be held in memory like a call's: it needs a slot too.
+    const withBody = await rawRequest(gw.url, {
+      method: 'GET',
+      path: '/v1/sessions',
+      headers: { ...asA, 'content-type': 'application/json' },
+      body: JSON.stringify({ pad: 'x'.repeat(10_000) }),
+    });
+    assert.equal(withBody.status, 429, withBody.text);
+    assert.equal(reads(), 2, 'the provider saw none of the refused reads');
+
+    // A read of the gateway's own data is no call; team b is not held up.
+    const list = await rawRequest(gw.url, { method: 'GET', path: '/v1/sessions', headers: asA });
+    assert.equal(list.status, 200, list.text);
+    const b = await rawRequest(gw.url, {
+      path: '/v1/chat/completions',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${teamB.key}` },
+      body: JSON.stringify(chatBody()),
+    });
+    assert.equal(b.status, 200, b.text);
+
+    // Once the held reads are gone, team a reads its response again.
+    for (const h of held) h.abort();
+    await until(async () => {
+      const r = await rawRequest(gw.url, { method: 'GET', path: `/v1/responses/${id}`, headers: asA });
+      return r.status === 200;
+    }, 'team a gets its slots back');
+  });
 });
 
 describe('bounded work per request: messages and images', () => {
