@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { messagesModel } from './messages.ts';
 import { fold } from './read-model.ts';
-import { msg, request } from './test-events.ts';
+import { msg, request, response } from './test-events.ts';
 import { messageDigest } from '../message-digest.ts';
 import type { Event } from '../format/current.ts';
 
@@ -64,4 +64,46 @@ test('a compaction drops the messages its summary replaced; the history goes on 
   // Folded one event at a time or as one batch, the same state.
   const one = events.reduce((st, e) => messagesModel.apply(st, e), messagesModel.initial());
   assert.deepEqual(one, s);
+});
+
+test('an answer logged with a failed response (a stream cut short) leaves the list; the log keeps it', () => {
+  const answer = (seq: number, text: string): Event =>
+    ({ ...msg(seq, 'model', text), source: { kind: 'provider' } }) as Event;
+  const events: Event[] = [
+    msg(0, 'user', 'q1'),
+    request(1),
+    answer(2, 'par'),
+    answer(3, 'tial'),
+    response(4, 1000, false),
+    request(5),
+    answer(6, 'whole answer'),
+    response(7, 1000, true),
+    msg(8, 'user', 'q2'),
+    request(9),
+    // A refusal logs no answer: the messages before it are the client's and stay.
+    response(10, 1000, false),
+  ];
+  const s = fold(messagesModel, messagesModel.initial(), events);
+  assert.deepEqual(
+    s.messages.map((m) => m.seq),
+    [0, 6, 8],
+  );
+  // Folded one event at a time or as one batch, the same state.
+  const one = events.reduce((st, e) => messagesModel.apply(st, e), messagesModel.initial());
+  assert.deepEqual(one, s);
+});
+
+test("a failed response takes away only the answer right before it, not an earlier answer or the client's messages", () => {
+  const answer: Event = { ...msg(1, 'model', 'whole'), source: { kind: 'provider' } } as Event;
+  const s = fold(messagesModel, messagesModel.initial(), [
+    msg(0, 'user', 'q'),
+    answer,
+    response(2, 1000, true),
+    // A concurrent request for the same history whose answer the log already held: only its response.
+    response(3, 1000, false),
+  ]);
+  assert.deepEqual(
+    s.messages.map((m) => m.seq),
+    [0, 1],
+  );
 });

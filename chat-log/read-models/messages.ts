@@ -2,7 +2,10 @@
  * Internal read model: the ordered digests of the logged conversation messages (every role: system
  * and developer messages stand where they were sent) with their seq, so the gateway can tell which
  * incoming messages are new and where a history diverges from the log. A compaction drops the
- * messages its summary replaced: the history goes on from the summary-based messages.
+ * messages its summary replaced: the history goes on from the summary-based messages. An answer that
+ * never arrived whole (a stream cut short: its response is logged `ok: false` right behind it) stays
+ * in the log but leaves this list, so the client's resend of the same history continues the chat
+ * instead of reading as a request for another answer (a regeneration's branch).
  */
 import { z } from 'zod';
 import type { ReadModel } from './read-model.ts';
@@ -27,7 +30,7 @@ export type MessagesState = z.infer<typeof messagesState>;
 
 export const messagesModel: ReadModel<MessagesState> = {
   name: 'messages',
-  version: 4,
+  version: 5,
   internal: true,
   schema: messagesState,
   initial: () => ({ messages: [] }),
@@ -40,6 +43,19 @@ export const messagesModel: ReadModel<MessagesState> = {
       if (event.type === 'compaction') {
         const { fromSeq, toSeq } = event.replaced;
         messages = (messages ?? state.messages).filter((m) => m.seq < fromSeq || m.seq > toSeq);
+        continue;
+      }
+      if (event.type === 'response' && !event.ok) {
+        // The answer messages logged with a failed response sit right before it, seq by seq.
+        const list = messages ?? state.messages;
+        let n = list.length;
+        while (
+          n > 0 &&
+          list[n - 1]!.answeredAt !== undefined &&
+          list[n - 1]!.seq === event.seq - (list.length - n) - 1
+        )
+          n--;
+        if (n < list.length) messages = list.slice(0, n);
         continue;
       }
       if (event.type !== 'message') continue;
