@@ -1,6 +1,8 @@
 /**
  * Which chat (and team, and provider) each stored response belongs to. A Responses answer with an
- * id is recorded here when it is logged; `previous_response_id` then continues that chat, and with
+ * id is recorded here as soon as the gateway sees the id, before the client does (a stream's first
+ * event that names it), and again if it is logged in another chat; `previous_response_id` then
+ * continues that chat, and with
  * teams the stored-response routes (`GET`/`DELETE /v1/responses/{id}`, `cancel`, `input_items`)
  * reach only the responses of the caller's own team (SPEC section 9).
  *

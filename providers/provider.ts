@@ -71,6 +71,11 @@ export interface StreamAccumulator {
   /** True once the stream said it is over (OpenAI `[DONE]` or a finish reason; Anthropic `message_stop`). */
   ended(): boolean;
   result(): NormalizedResponse;
+  /**
+   * The provider's id of the answer as soon as an event has named it (Responses: the first
+   * `response.created`), cheaply, without folding the answer; absent for formats without stored answers.
+   */
+  responseId?(): string | undefined;
 }
 
 /** Error details the gateway renders in a format's error shape. */

@@ -56,6 +56,12 @@ export async function deliverSuccess(
   signal: AbortSignal,
   /** Runs before the last byte goes out, so the log holds the answer before the client has it all. */
   beforeEnd: (outcome: DeliveryOutcome) => Promise<void>,
+  /**
+   * Runs once with the answer's id (Responses `resp_...`) before the bytes that carry it go out:
+   * the client can name the answer from then on (retrieve or cancel it mid-stream), so whatever
+   * lets it do so must be in place first. Never throws.
+   */
+  onResponseId?: (responseId: string) => Promise<void>,
 ): Promise<DeliveryOutcome> {
   copyHeaders(res, upstream.headers);
   res.status(upstream.status);
@@ -73,10 +79,18 @@ export async function deliverSuccess(
     let complete = false;
     // True when the provider closed its stream normally: the client gets the same close.
     let closedNormally = false;
+    let idSeen = onResponseId === undefined;
     try {
       for await (const chunk of upstream.body) {
         if (signal.aborted) break;
         reader.push(chunk as Buffer);
+        if (!idSeen) {
+          const id = acc.responseId?.();
+          if (id !== undefined) {
+            idSeen = true;
+            await onResponseId?.(id);
+          }
+        }
         if (!res.write(chunk))
           await new Promise<void>((resolve) => {
             const done = () => {
@@ -118,6 +132,7 @@ export async function deliverSuccess(
   } catch {
     response = undefined;
   }
+  if (response?.responseId !== undefined) await onResponseId?.(response.responseId);
   const outcome: DeliveryOutcome = { streamed: false, complete: true, response };
   await beforeEnd(outcome);
   res.end(text);

@@ -1,8 +1,9 @@
 /**
  * Who may reach a stored response (SPEC section 9). With teams, the gateway's own provider key
  * fetches stored responses, so the provider cannot tell teams apart: the gateway does. A response
- * belongs to the team whose request created it (recorded in `responseOwners` when its answer was
- * logged); another team's id, or one the gateway never saw, answers 404 exactly like a missing
+ * belongs to the team whose request created it (recorded in `responseOwners` as soon as the answer
+ * names its id, before the client can: the first event of a stream, or the whole JSON answer);
+ * another team's id, or one the gateway never saw, answers 404 exactly like a missing
  * one, also when named as `previous_response_id`. Admin keys reach every response. Without teams
  * the provider's own keys decide and everything is forwarded as it is.
  */

@@ -128,6 +128,9 @@ export function createResponsesStreamAccumulator(): StreamAccumulator {
     ended() {
       return closed;
     },
+    responseId() {
+      return str(response.id);
+    },
     result() {
       // The closing event's response holds every output item; before it, the items seen so far.
       const output =

@@ -43,22 +43,30 @@ export async function respond(
   }
   let outcome;
   try {
-    outcome = await deliverSuccess(res, result.res, call.adapter, call.abort.signal, (o) =>
-      recordSafely(
-        app,
-        call,
-        ctx,
-        binding,
-        {
-          status: result.res.status,
-          ok: o.complete,
-          attempts: result.attempts,
-          retries: result.retries,
-          response: o.response,
-          error: o.complete ? undefined : `${o.streamed ? 'stream' : 'answer'} ended before completion`,
-        },
-        res,
-      ),
+    outcome = await deliverSuccess(
+      res,
+      result.res,
+      call.adapter,
+      call.abort.signal,
+      (o) =>
+        recordSafely(
+          app,
+          call,
+          ctx,
+          binding,
+          {
+            status: result.res.status,
+            ok: o.complete,
+            attempts: result.attempts,
+            retries: result.retries,
+            response: o.response,
+            error: o.complete ? undefined : `${o.streamed ? 'stream' : 'answer'} ended before completion`,
+          },
+          res,
+        ),
+      // The team reaches its response as soon as it can name it: a background stream is
+      // retrieved or cancelled while it runs, long before its answer is logged.
+      call.adapter.storesResponses ? (id) => recordOwnerSafely(app, call, id, binding.chatId) : undefined,
     );
   } catch (e) {
     if (!(e instanceof UpstreamError)) throw e;
@@ -107,8 +115,9 @@ export async function respondToFailure(
 
 /**
  * Logs the answer. The answer is worth more than its log line: a failed append is logged, never
- * thrown at the client. A response id the provider gave is remembered with its chat, so a later
- * `previous_response_id` continues that chat.
+ * thrown at the client. A response id the provider gave was recorded with its chat and team as
+ * soon as the answer named it; when the answer was logged in another chat (a branch), the record
+ * follows it, so a later `previous_response_id` continues that chat.
  */
 async function recordSafely(
   app: AppContext,
@@ -127,15 +136,49 @@ async function recordSafely(
     // headers are still unsent, so its x-session-id can say so (a stream's chat was fixed at bind).
     if (chatId !== binding.chatId && res && !res.headersSent) res.setHeader('x-session-id', chatId);
     const responseId = r.response?.responseId;
-    if (responseId && call.adapter.storesResponses) {
-      await app.responseOwners.set(responseId, {
-        chatId,
-        provider: call.provider.config.name,
-        ...(call.caller.team ? { team: call.caller.team } : {}),
-      });
-    }
+    // Recorded again once logged: the answer may have gone to a branch of the chat it was bound to.
+    if (responseId && call.adapter.storesResponses && chatId !== binding.chatId)
+      await recordOwner(app, call, responseId, chatId);
   } catch (err) {
     app.logger.error({ err }, 'could not append the response to the chat log');
+  }
+}
+
+/**
+ * Records that `responseId` belongs to the caller's team, its chat and provider (SPEC section 9).
+ * The first team recorded keeps it: an id already owned by another team (which a provider never
+ * hands out twice) is left to that team, so no answer can move a response into another's reach.
+ */
+async function recordOwner(
+  app: AppContext,
+  call: ModelCall,
+  responseId: string,
+  chatId: string,
+): Promise<void> {
+  const team = call.caller.team;
+  const known = await app.responseOwners.get(responseId);
+  if (known && known.team !== team) {
+    call.log.warn({ responseId }, 'response id already recorded for another owner; left as it was');
+    return;
+  }
+  await app.responseOwners.set(responseId, {
+    chatId,
+    provider: call.provider.config.name,
+    ...(team ? { team } : {}),
+  });
+}
+
+/** `recordOwner` while the answer is delivered: a failure is logged, never thrown at the client. */
+async function recordOwnerSafely(
+  app: AppContext,
+  call: ModelCall,
+  responseId: string,
+  chatId: string,
+): Promise<void> {
+  try {
+    await recordOwner(app, call, responseId, chatId);
+  } catch (err) {
+    app.logger.error({ err, responseId }, 'could not record the owner of a response');
   }
 }
 

@@ -42,6 +42,8 @@ export type FakeReply =
       chunkDelayMs?: number;
       headers?: Record<string, string>;
       resetAfter?: number;
+      /** Sends this many events, then holds the stream open until `until` settles. */
+      holdAfter?: StreamHold;
     }
   | { hang: true }
   | { reset: true }
@@ -52,6 +54,12 @@ export type FakeReply =
 
 /** A reply as it goes on the wire (a Responses script already built into JSON or SSE). */
 export type WireReply = Exclude<FakeReply, { responses: ResponsesScript }>;
+
+/** A stream held open mid-way, so a test can act while it runs. */
+export interface StreamHold {
+  events: number;
+  until: Promise<void>;
+}
 
 export type FakeHandler = (req: RecordedRequest) => FakeReply | undefined;
 
@@ -292,6 +300,7 @@ export class FakeProvider {
       res.flushHeaders();
       let i = 0;
       for (const ev of reply.sse) {
+        if (reply.holdAfter !== undefined && i === reply.holdAfter.events) await reply.holdAfter.until;
         if (res.destroyed || res.socket?.destroyed) {
           this.abortedStreams++;
           return;

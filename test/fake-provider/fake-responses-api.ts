@@ -85,7 +85,11 @@ export class FakeResponsesApi {
       this.stored.set(ids.response, { response, inputItems: storedInputItems(request, ids.item) });
     }
     if (request.stream !== true) return { json: response };
-    return { sse: responsesEvents(response, script.pieces), chunkDelayMs: this.options().chunkDelayMs };
+    return {
+      sse: responsesEvents(response, script.pieces),
+      chunkDelayMs: this.options().chunkDelayMs,
+      ...(script.holdAfter && { holdAfter: script.holdAfter }),
+    };
   }
 
   /** `POST /v1/responses` without a script: refusals first, then the default answer. */

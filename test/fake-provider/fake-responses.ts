@@ -5,6 +5,7 @@
  * Shapes: https://platform.openai.com/docs/api-reference/responses (and the `openai` SDK's types).
  */
 import type { SseEvent } from './fake-bodies.ts';
+import type { StreamHold } from './fake-provider.ts';
 import { openaiError } from './fake-bodies.ts';
 
 type Obj = Record<string, unknown>;
@@ -92,6 +93,8 @@ export interface ResponsesScript {
   incompleteReason?: string;
   /** Pieces the text of message items is streamed in (default: word by word). */
   pieces?: string[];
+  /** For a streamed answer: hold the stream open after this many events (see `FakeReply`). */
+  holdAfter?: StreamHold;
 }
 
 /** The response object for `request`, as the API returns it and `response.completed` carries it. */
