@@ -101,6 +101,21 @@ describe('FileResponseOwners', () => {
     assert.equal(await owners.get('resp_2'), undefined);
   });
 
+  test('item owners live apart from response owners: the same id is two records', async () => {
+    const dir = tempDir();
+    const items = responseOwnersFor(new FileLogBackend({ dataDir: dir }), '/elsewhere', 'item');
+    const responses = new FileResponseOwners(dir);
+    await items.set('msg_1', { chatId: 'c', team: 'research', provider: 'p' });
+    assert.equal(await responses.get('msg_1'), undefined);
+    assert.deepEqual(await new FileResponseOwners(dir, 'item').get('msg_1'), {
+      chatId: 'c',
+      team: 'research',
+      provider: 'p',
+    });
+    assert.deepEqual(readdirSync(dir), ['response-item-owners']);
+    await assert.rejects(items.set('', { chatId: 'c', provider: 'p' }), /item id must be/);
+  });
+
   test('responseOwnersFor: files beside the file store', async () => {
     const dir = tempDir();
     const owners = responseOwnersFor(new FileLogBackend({ dataDir: dir }), '/elsewhere');
@@ -131,5 +146,12 @@ describe('RedisResponseOwners', { skip: redisSkip }, () => {
     assert.ok(owners instanceof RedisResponseOwners, 'owners instanceof RedisResponseOwners');
     await owners.set('resp_k', { chatId: 'c', team: 't', provider: 'p' });
     assert.deepEqual(await keysUnder(prefix), [`${prefix}response:resp_k`]);
+    const items = responseOwnersFor(redisBackend(prefix), tempDir(), 'item');
+    await items.set('msg_k', { chatId: 'c', team: 't', provider: 'p' });
+    assert.deepEqual((await keysUnder(prefix)).sort(), [
+      `${prefix}response-item:msg_k`,
+      `${prefix}response:resp_k`,
+    ]);
+    assert.equal(await owners.get('msg_k'), undefined);
   });
 });

@@ -62,6 +62,8 @@ export interface NormalizedResponse {
   model: string | undefined;
   /** The provider's id of the answer (Responses `resp_...`), when it has one. */
   responseId?: string;
+  /** The provider's ids of the answer's output items (Responses `msg_...`, `fc_...`), when it stores them. */
+  itemIds?: string[];
 }
 
 /** Folds a streamed response (SSE events, in order) into a NormalizedResponse. */

@@ -22,6 +22,8 @@ export interface AppContext {
   readonly chats: ChatBinder;
   /** Which chat, team and provider each stored response id belongs to (SPEC section 9). */
   readonly responseOwners: ResponseOwners;
+  /** The same for the output items of logged responses, which `item_reference`s name. */
+  readonly itemOwners: ResponseOwners;
   /** Billed tokens and removals per team and day (SPEC section 11). */
   readonly usage: UsageLedger;
   readonly sleep: (ms: number) => Promise<void>;

@@ -128,6 +128,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     chatLog,
     chats: new ChatBinder(chatLog, config, clock, turns),
     responseOwners: responseOwnersFor(backend, config.dataDir),
+    itemOwners: responseOwnersFor(backend, config.dataDir, 'item'),
     usage: usageLedgerFor(backend, config.dataDir),
     sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
     random: deps.random ?? Math.random,

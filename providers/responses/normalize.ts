@@ -82,6 +82,10 @@ export function normalizeResponsesResponse(json: unknown): NormalizedResponse {
   const toolNames = toolNamesByCallId(output);
   const messages: NormalizedMessage[] = output.map((item) => normalizeItem(item, toolNames));
   const responseId = str(body.id);
+  const itemIds = output.flatMap((item) => {
+    const id = isObj(item) ? str(item.id) : undefined;
+    return id === undefined ? [] : [id];
+  });
   return {
     message: { role: 'model', content: messages.flatMap((m) => m.content) },
     messages,
@@ -89,5 +93,6 @@ export function normalizeResponsesResponse(json: unknown): NormalizedResponse {
     stopReason: responsesStopReason(body),
     model: str(body.model),
     ...(responseId !== undefined && { responseId }),
+    ...(itemIds.length > 0 && { itemIds }),
   };
 }

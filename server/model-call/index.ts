@@ -12,6 +12,7 @@ import type { WireFormat } from '../../providers/provider.ts';
 import type { AppContext } from '../app-context.ts';
 import type { ChatBinding } from '../chat-binder.ts';
 import { checkPreviousResponse } from '../response-access.ts';
+import { checkStoredReferences } from '../response-references.ts';
 import { buildContext } from './build-context.ts';
 import { forward, type ForwardProgress } from './forward.ts';
 import { readCall, type ModelCall, type ModelRoute } from './read-call.ts';
@@ -52,6 +53,8 @@ export function modelCallHandler(app: AppContext, format: WireFormat, route: Mod
 async function bindChat(app: AppContext, call: ModelCall, res: Response): Promise<ChatBinding> {
   // `previous_response_id` continues the chat that logged that response (404 for another team's).
   const previous = await checkPreviousResponse(app, call.body, call.caller);
+  // So do a `conversation` and `item_reference`s, which name stored state as well.
+  if (call.adapter.storesResponses) await checkStoredReferences(app, call.body, call.caller);
   const binding = await app.chats.bind({
     ...(previous ? { continues: previous.chatId } : {}),
     requestId: call.requestId,

@@ -5,6 +5,7 @@
  * answer.
  */
 import type { Response } from 'express';
+import type { ResponseOwners } from '../../chat-log/response-owners.ts';
 import type { CallContext } from '../../middleware/call-context.ts';
 import type { RepairLoopResult } from '../../middleware/repair-loop.ts';
 import { UpstreamError } from '../../providers/upstream-client.ts';
@@ -135,33 +136,57 @@ async function recordSafely(
     // Two concurrent answers to one history: the second went to a branch. A whole answer's
     // headers are still unsent, so its x-session-id can say so (a stream's chat was fixed at bind).
     if (chatId !== binding.chatId && res && !res.headersSent) res.setHeader('x-session-id', chatId);
-    const responseId = r.response?.responseId;
-    // Recorded again once logged: the answer may have gone to a branch of the chat it was bound to.
-    if (responseId && call.adapter.storesResponses && chatId !== binding.chatId)
-      await recordOwner(app, call, responseId, chatId);
+    if (call.adapter.storesResponses) await recordLoggedOwners(app, call, binding, r, chatId);
   } catch (err) {
     app.logger.error({ err }, 'could not append the response to the chat log');
   }
 }
 
+/** Output items recorded at once: an answer of many items never opens a file per item all together. */
+const ITEM_BATCH = 16;
+
 /**
- * Records that `responseId` belongs to the caller's team, its chat and provider (SPEC section 9).
- * The first team recorded keeps it: an id already owned by another team (which a provider never
- * hands out twice) is left to that team, so no answer can move a response into another's reach.
+ * Once an answer is logged in `chatId`: its response id follows it when that is another chat than
+ * the one it was bound to (a branch), and its output items, which a later `item_reference` names,
+ * are recorded as the caller's team's.
  */
-async function recordOwner(
+async function recordLoggedOwners(
   app: AppContext,
   call: ModelCall,
-  responseId: string,
+  binding: ChatBinding,
+  r: ResponseRecord,
+  chatId: string,
+): Promise<void> {
+  const responseId = r.response?.responseId;
+  if (responseId && chatId !== binding.chatId)
+    await recordOwner(app.responseOwners, call, responseId, chatId);
+  const items = r.response?.itemIds ?? [];
+  for (let i = 0; i < items.length; i += ITEM_BATCH) {
+    await Promise.all(
+      items.slice(i, i + ITEM_BATCH).map((id) => recordOwner(app.itemOwners, call, id, chatId)),
+    );
+  }
+}
+
+/**
+ * Records that `id` (a response, or an output item of one) belongs to the caller's team, its chat
+ * and provider (SPEC section 9). The first team recorded keeps it: an id already owned by another
+ * team (which a provider never hands out twice) is left to that team, so no answer can move stored
+ * state into another team's reach.
+ */
+async function recordOwner(
+  owners: ResponseOwners,
+  call: ModelCall,
+  id: string,
   chatId: string,
 ): Promise<void> {
   const team = call.caller.team;
-  const known = await app.responseOwners.get(responseId);
+  const known = await owners.get(id);
   if (known && known.team !== team) {
-    call.log.warn({ responseId }, 'response id already recorded for another owner; left as it was');
+    call.log.warn({ id }, 'id already recorded for another owner; left as it was');
     return;
   }
-  await app.responseOwners.set(responseId, {
+  await owners.set(id, {
     chatId,
     provider: call.provider.config.name,
     ...(team ? { team } : {}),
@@ -176,7 +201,7 @@ async function recordOwnerSafely(
   chatId: string,
 ): Promise<void> {
   try {
-    await recordOwner(app, call, responseId, chatId);
+    await recordOwner(app.responseOwners, call, responseId, chatId);
   } catch (err) {
     app.logger.error({ err, responseId }, 'could not record the owner of a response');
   }

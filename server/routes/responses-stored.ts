@@ -15,6 +15,7 @@ import type { AppContext } from '../app-context.ts';
 import { forwardAsIs, queryOf, queryValues, type QueryParam } from '../forward-as-is.ts';
 import { parseJsonBody } from '../json-body.ts';
 import { checkPreviousResponse, reachableResponse, storedResponseProvider } from '../response-access.ts';
+import { checkStoredReferences } from '../response-references.ts';
 import { callerOf } from '../visible-chat.ts';
 
 const include: Record<string, QueryParam> = {
@@ -71,6 +72,7 @@ export function storedResponsesRoutes(app: AppContext): Router {
       throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, shape.error.issues[0]!.message, { param: 'model' });
     }
     const owner = await checkPreviousResponse(app, body, callerOf(res));
+    await checkStoredReferences(app, body, callerOf(res));
     const model = shape.data.model;
     let provider;
     if (model) {

@@ -1,0 +1,195 @@
+/**
+ * With teams, a Responses request reaches stored state only of its own team (SPEC section 9), also
+ * through an `item_reference` in `input` and a `conversation`: the output items the gateway logged
+ * for a team's responses are that team's; another team's item, an item the gateway never saw and
+ * any conversation (the gateway serves no `/v1/conversations`) answer 404 without the provider
+ * being asked. Admin keys reach all; without teams everything is forwarded as it is.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { newKey } from '../../server/cli-keys.ts';
+import { itemReferenceIds } from '../../server/response-references.ts';
+import { FakeProvider } from '../fake-provider/fake-provider.ts';
+import { responsesFunctionCall, responsesMessage } from '../fake-provider/fake-responses.ts';
+import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
+
+const research = newKey();
+const design = newKey();
+const admin = newKey();
+
+function client(gw: TestGateway, apiKey: string): OpenAI {
+  return new OpenAI({ baseURL: `${gw.url}/v1`, apiKey, maxRetries: 0 });
+}
+
+/** Asserts that `call` is the gateway's 404 with `message`, in OpenAI's shape, the provider not asked. */
+async function refused(gw: TestGateway, call: Promise<unknown>, message: string, param: string) {
+  const before = gw.fake.requests.length;
+  await assert.rejects(call, (e: unknown) => {
+    assert.ok(e instanceof OpenAI.NotFoundError, `expected a 404, got ${String(e)}`);
+    assert.equal(e.message, `404 ${message}`);
+    assert.equal((e.error as { type?: string }).type, 'not_found_error');
+    assert.equal(e.param, param);
+    return true;
+  });
+  assert.equal(gw.fake.requests.length, before, 'the provider was not asked');
+}
+
+const reference = (id: string) => ({ type: 'item_reference' as const, id });
+
+describe('teams: item references and conversations reach only the team’s own stored state', () => {
+  let gw: TestGateway;
+  let researchOpenai: OpenAI;
+  let designOpenai: OpenAI;
+  let adminOpenai: OpenAI;
+  before(async () => {
+    const fake = await new FakeProvider().start();
+    gw = await startGateway({
+      fakeProvider: fake,
+      config: {
+        providers: [
+          { name: 'fake-openai', format: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk-gateway' },
+        ],
+        teams: [
+          { name: 'research', keys: [research.hash] },
+          { name: 'design', keys: [design.hash] },
+        ],
+        adminKeys: [admin.hash],
+      },
+    });
+    researchOpenai = client(gw, research.key);
+    designOpenai = client(gw, design.key);
+    adminOpenai = client(gw, admin.key);
+    // Research's answer: two output items, streamed, so the ids come from the stream's events.
+    fake.script({
+      responses: {
+        output: [
+          responsesMessage('the findings', 'msg_research_findings'),
+          responsesFunctionCall('lookup', '{"q":"x"}', 'call_r1', 'fc_research_lookup'),
+        ],
+      },
+    });
+    const stream = await researchOpenai.responses.create({
+      model: 'gpt-5',
+      input: 'research notes',
+      stream: true,
+    });
+    for await (const event of stream) void event;
+  });
+  after(async () => {
+    await gw.close();
+    await gw.fake.close();
+  });
+
+  test('the team references the output items of its own responses: forwarded as sent', async () => {
+    const input = [
+      reference('msg_research_findings'),
+      { id: 'fc_research_lookup' },
+      { role: 'user' as const, content: 'go on' },
+    ];
+    await researchOpenai.responses.create({ model: 'gpt-5', input });
+    assert.deepEqual(gw.fake.requests.at(-1)?.json?.input, input);
+    await researchOpenai.responses.inputTokens.count({ model: 'gpt-5', input });
+    assert.equal(gw.fake.requests.at(-1)?.path, '/v1/responses/input_tokens');
+  });
+
+  test('another team’s item, or one the gateway never saw, is the 404 (as a reference of either form)', async () => {
+    const msg = "Item with id 'msg_research_findings' not found.";
+    await refused(
+      gw,
+      designOpenai.responses.create({ model: 'gpt-5', input: [reference('msg_research_findings')] }),
+      msg,
+      'input',
+    );
+    await refused(
+      gw,
+      designOpenai.responses.create({
+        model: 'gpt-5',
+        input: [{ role: 'user', content: 'hi' }, { id: 'msg_research_findings' } as never],
+      }),
+      msg,
+      'input',
+    );
+    await refused(
+      gw,
+      designOpenai.responses.inputTokens.count({ model: 'gpt-5', input: [reference('fc_research_lookup')] }),
+      "Item with id 'fc_research_lookup' not found.",
+      'input',
+    );
+    await refused(
+      gw,
+      researchOpenai.responses.create({ model: 'gpt-5', input: [reference('msg_made_elsewhere')] }),
+      "Item with id 'msg_made_elsewhere' not found.",
+      'input',
+    );
+  });
+
+  test('a conversation is the 404 for a team key (none was created through the gateway), as a string or {id}', async () => {
+    const msg = "Conversation with id 'conv_abc123' not found.";
+    await refused(
+      gw,
+      researchOpenai.responses.create({ model: 'gpt-5', input: 'hi', conversation: 'conv_abc123' }),
+      msg,
+      'conversation',
+    );
+    await refused(
+      gw,
+      designOpenai.responses.create({ model: 'gpt-5', input: 'hi', conversation: { id: 'conv_abc123' } }),
+      msg,
+      'conversation',
+    );
+    await refused(
+      gw,
+      researchOpenai.responses.inputTokens.count({ model: 'gpt-5', input: 'x', conversation: 'conv_abc123' }),
+      msg,
+      'conversation',
+    );
+    await assert.rejects(
+      researchOpenai.responses.create({ model: 'gpt-5', input: 'hi', conversation: 7 as never }),
+      (e: unknown) => e instanceof OpenAI.BadRequestError && e.param === 'conversation',
+    );
+  });
+
+  test('an admin key reaches any item and conversation: forwarded as sent', async () => {
+    const input = [reference('msg_research_findings'), reference('msg_made_elsewhere')];
+    await adminOpenai.responses.create({ model: 'gpt-5', input, conversation: 'conv_abc123' });
+    const sent = gw.fake.requests.at(-1)?.json;
+    assert.deepEqual(sent?.input, input);
+    assert.equal(sent?.conversation, 'conv_abc123');
+  });
+
+  test('itemReferenceIds: typed references and untyped items with an id, each once; never messages or typed items', () => {
+    assert.deepEqual(
+      itemReferenceIds([
+        { type: 'item_reference', id: 'a' },
+        { id: 'b' },
+        { id: 'c', type: null },
+        { type: 'item_reference', id: 'a' },
+        { role: 'assistant', id: 'msg_d', content: 'x' },
+        { type: 'message', role: 'user', id: 'msg_e', content: [] },
+        { type: 'reasoning', id: 'rs_f', summary: [] },
+        { type: 'item_reference' },
+        'text',
+      ]),
+      ['a', 'b', 'c'],
+    );
+    assert.deepEqual(itemReferenceIds('a string input'), []);
+  });
+});
+
+describe('no teams: item references and conversations are forwarded as they are', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startGateway();
+  });
+  after(() => gw.close());
+
+  test('any caller’s references and conversation reach the provider', async () => {
+    const openai = client(gw, 'sk-user-a');
+    const input = [reference('msg_never_seen')];
+    await openai.responses.create({ model: 'gpt-5', input, conversation: { id: 'conv_x' } });
+    const sent = gw.fake.requests.at(-1)?.json;
+    assert.deepEqual(sent?.input, input);
+    assert.deepEqual(sent?.conversation, { id: 'conv_x' });
+  });
+});
