@@ -237,6 +237,12 @@ describe('normalizeResponsesResponse', () => {
     normalized.messages?.forEach((m, i) => assert.deepEqual(rebuildItem(m), output[i], `output ${i}`));
   });
 
+  test("a stored response's output item ids are kept (a later item_reference names them); an unstored one's are not", () => {
+    const ids = (response().output as Array<{ id: string }>).map((item) => item.id);
+    assert.deepEqual(normalizeResponsesResponse({ ...response(), store: true }).itemIds, ids);
+    assert.equal(normalizeResponsesResponse({ ...response(), store: false }).itemIds, undefined);
+  });
+
   test('output items sent back in input, as a stateless client sends them, log the same content', () => {
     const output = response().output as Array<Record<string, unknown>>;
     // What Codex sends back: no ids, no status, no annotations or logprobs, null for absent fields.

@@ -82,7 +82,8 @@ export function normalizeResponsesResponse(json: unknown): NormalizedResponse {
   const toolNames = toolNamesByCallId(output);
   const messages: NormalizedMessage[] = output.map((item) => normalizeItem(item, toolNames));
   const responseId = str(body.id);
-  const itemIds = output.flatMap((item) => {
+  // Only a stored response's items can be named later (`store: false` keeps nothing to reference).
+  const itemIds = (body.store === false ? [] : output).flatMap((item) => {
     const id = isObj(item) ? str(item.id) : undefined;
     return id === undefined ? [] : [id];
   });

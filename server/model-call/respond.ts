@@ -160,7 +160,9 @@ async function recordLoggedOwners(
   const responseId = r.response?.responseId;
   if (responseId && chatId !== binding.chatId)
     await recordOwner(app.responseOwners, call, responseId, chatId);
-  const items = r.response?.itemIds ?? [];
+  // Item references are checked only with teams (an open gateway passes them through), so only
+  // then are the items worth a record each.
+  const items = app.passThroughCredentials ? [] : (r.response?.itemIds ?? []);
   for (let i = 0; i < items.length; i += ITEM_BATCH) {
     await Promise.all(
       items.slice(i, i + ITEM_BATCH).map((id) => recordOwner(app.itemOwners, call, id, chatId)),
