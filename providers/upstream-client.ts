@@ -4,8 +4,8 @@
  */
 import { Agent, request, errors as undiciErrors } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
-import { Readable } from 'node:stream';
-import { secretMasker } from '../lib/mask-secrets.ts';
+import { Readable, pipeline, type Transform } from 'node:stream';
+import { secretMasker, secretStreamMasker } from '../lib/mask-secrets.ts';
 
 export interface UpstreamTimeouts {
   connectMs: number;
@@ -34,8 +34,19 @@ export class UpstreamError extends Error {
 export interface UpstreamClientOptions {
   /** Connections per provider origin; keep it above any team's share of calls (SPEC section 14). */
   connections?: number;
-  /** Secrets (the configured provider keys) masked in error bodies before anyone reads them. */
+  /** Secrets (the configured provider keys) masked in every answer's body before anyone reads it. */
   secrets?: readonly (string | undefined)[];
+}
+
+/** A stream that also answers `text()` (its whole remaining text). */
+function withText(body: Readable): UpstreamResponse['body'] {
+  return Object.assign(body, {
+    text: async () => {
+      const chunks: Buffer[] = [];
+      for await (const c of body) chunks.push(Buffer.from(c as Uint8Array));
+      return Buffer.concat(chunks).toString('utf8');
+    },
+  });
 }
 
 /** A body already read whole, as a stream that also answers `text()`. */
@@ -46,12 +57,14 @@ function bodyOfText(text: string): UpstreamResponse['body'] {
 export class UpstreamClient {
   private readonly agent: Agent;
   private readonly mask: (text: string) => string;
+  private readonly maskStream: (() => Transform) | undefined;
 
   constructor(
     private readonly timeouts: UpstreamTimeouts,
     opts: UpstreamClientOptions = {},
   ) {
     this.mask = secretMasker(opts.secrets ?? []);
+    this.maskStream = secretStreamMasker(opts.secrets ?? []);
     this.agent = new Agent({
       connect: { timeout: timeouts.connectMs },
       keepAliveTimeout: 30_000,
@@ -66,7 +79,9 @@ export class UpstreamClient {
   /**
    * POSTs (or GETs, or DELETEs) `body` to `url`; throws UpstreamError for connection failures, timeouts and
    * redirects (a provider answer never sends the client elsewhere: the route answers 502). The body
-   * of an answer that is not a 2xx is read here and given back with the provider keys masked.
+   * of an answer that is not a 2xx is read here and given back with the provider keys masked; a 2xx
+   * body is masked as it streams (an error may come inside a 200 stream), so every reader (the
+   * client, the stream's first-event check, the chat log) sees only the masked bytes.
    */
   async send(opts: {
     url: string;
@@ -94,13 +109,24 @@ export class UpstreamClient {
         );
       }
       if (res.statusCode >= 200 && res.statusCode < 300) {
-        return { status: res.statusCode, headers, body: res.body };
+        return { status: res.statusCode, headers, body: this.masked(res.body) };
       }
       const text = this.mask(await res.body.text());
       return { status: res.statusCode, headers, body: bodyOfText(text) };
     } catch (e) {
       throw toUpstreamError(e);
     }
+  }
+
+  /**
+   * `body` through the stream masker. Errors of the provider's stream (reset, idle timeout, abort)
+   * reach the reader as they were; a reader that stops early releases the provider's stream.
+   */
+  private masked(body: UpstreamResponse['body']): UpstreamResponse['body'] {
+    if (!this.maskStream) return body;
+    const out = this.maskStream();
+    pipeline(body, out, () => undefined);
+    return withText(out);
   }
 
   async close(): Promise<void> {
