@@ -34,7 +34,7 @@ export class UpstreamError extends Error {
 export interface UpstreamClientOptions {
   /** Connections per provider origin; keep it above any team's share of calls (SPEC section 14). */
   connections?: number;
-  /** Secrets (the configured provider keys) masked in every answer's body before anyone reads it. */
+  /** The configured provider keys, masked in every answer's headers and body before anyone reads them. */
   secrets?: readonly (string | undefined)[];
 }
 
@@ -78,10 +78,11 @@ export class UpstreamClient {
 
   /**
    * POSTs (or GETs, or DELETEs) `body` to `url`; throws UpstreamError for connection failures, timeouts and
-   * redirects (a provider answer never sends the client elsewhere: the route answers 502). The body
-   * of an answer that is not a 2xx is read here and given back with the provider keys masked; a 2xx
-   * body is masked as it streams (an error may come inside a 200 stream), so every reader (the
-   * client, the stream's first-event check, the chat log) sees only the masked bytes.
+   * redirects (a provider answer never sends the client elsewhere: the route answers 502). Header
+   * values come back with the provider keys masked. The body of an answer that is not a 2xx is read
+   * here and given back with the provider keys masked; a 2xx body is masked as it streams (an error
+   * may come inside a 200 stream), so every reader (the client, the stream's first-event check, the
+   * chat log) sees only the masked bytes.
    */
   async send(opts: {
     url: string;
@@ -100,7 +101,7 @@ export class UpstreamClient {
         headersTimeout: this.timeouts.firstByteMs,
         bodyTimeout: this.timeouts.idleMs,
       });
-      const headers = res.headers as IncomingHttpHeaders;
+      const headers = this.maskedHeaders(res.headers as IncomingHttpHeaders);
       if (res.statusCode >= 300 && res.statusCode < 400) {
         await res.body.dump().catch(() => undefined);
         throw new UpstreamError(
@@ -116,6 +117,19 @@ export class UpstreamClient {
     } catch (e) {
       throw toUpstreamError(e);
     }
+  }
+
+  /** `headers` with the provider keys masked in their values (the same object when none holds one). */
+  private maskedHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+    let out: IncomingHttpHeaders | undefined;
+    for (const [name, value] of Object.entries(headers)) {
+      if (value === undefined) continue;
+      const text = Array.isArray(value) ? value.join('\n') : value;
+      if (this.mask(text) === text) continue;
+      out ??= { ...headers };
+      out[name] = Array.isArray(value) ? value.map(this.mask) : this.mask(text);
+    }
+    return out ?? headers;
   }
 
   /**

@@ -15,11 +15,16 @@ const SKIP = new Set([
   'date',
   'server',
   // The provider's host, not the gateway's: no cookies, no alternative services, no HSTS pinning
-  // of the gateway's name (SPEC section 14).
+  // of the gateway's name, no navigation elsewhere, no browser policy (CSP; CORS, as `access-control-*`
+  // below) set for the gateway's origin by the provider (SPEC section 14).
   'set-cookie',
   'set-cookie2',
   'alt-svc',
   'strict-transport-security',
+  'location',
+  'refresh',
+  'content-security-policy',
+  'content-security-policy-report-only',
   'proxy-authenticate',
   'upgrade',
   'trailer',
@@ -31,12 +36,15 @@ function gatewayOwned(name: string): boolean {
 }
 
 /**
- * Copies a provider's response headers, less hop-by-hop and length/encoding ones, cookies, and the
- * gateway's own headers (those already set stay as the gateway set them).
+ * Copies a provider's response headers, less hop-by-hop and length/encoding ones, the provider
+ * host's own (cookies, navigation, browser policy), and the gateway's own headers (those already
+ * set stay as the gateway set them). Values come with the provider keys already masked (the
+ * upstream client masks them).
  */
 export function copyHeaders(res: Response, headers: IncomingHttpHeaders): void {
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || SKIP.has(name) || gatewayOwned(name)) continue;
+    if (value === undefined || SKIP.has(name) || name.startsWith('access-control-') || gatewayOwned(name))
+      continue;
     res.setHeader(name, value);
   }
 }

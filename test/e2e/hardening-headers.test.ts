@@ -3,9 +3,10 @@
  * reaches the provider: what the SDKs, Claude Code and Codex send and providers act on; billing
  * routing, client addresses, browser context and other credentials stay at the gateway, and
  * `anthropic-beta` is narrowed per provider. Without teams the client's headers pass, less origin,
- * referer and cookies. Provider answers cannot set cookies, overwrite the gateway's own headers or
- * redirect the client (a 3xx is a 502), and a provider key echoed in an error body is masked for
- * the client and in the logs.
+ * referer and cookies. Provider answers cannot set cookies or the provider host's navigation and
+ * browser-policy headers, overwrite the gateway's own headers or redirect the client (a 3xx is a
+ * 502), and a provider key echoed in an error body or a header is masked for the client and in the
+ * logs.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -236,9 +237,33 @@ describe('provider answers cannot take over the gateway’s side of the exchange
     'x-oda-trimmed': '999',
     'set-cookie': 'tracker=1; Path=/',
     'alt-svc': 'h3=":443"',
+    // The provider's host's browser and navigation headers, not the gateway's.
+    location: 'https://evil.example/next',
+    refresh: '0; url=https://evil.example/',
+    'access-control-allow-origin': '*',
+    'access-control-allow-credentials': 'true',
+    'content-security-policy': "default-src 'none'",
+    'content-security-policy-report-only': "default-src 'none'",
+    // A provider header echoing the key it was given, and one that passes as it is.
+    'x-echo': `key=${OPENAI_KEY}`,
+    'x-request-id': 'req_provider_1',
   };
 
-  test('x-session-id and x-oda-* stay the gateway’s; set-cookie is dropped (JSON and stream)', async () => {
+  /** None of the provider host's headers reached the client; its key is masked; other headers pass. */
+  function assertProviderHeadersKept(headers: Headers, what: string): void {
+    for (const name of ['set-cookie', 'alt-svc', 'location', 'refresh', 'content-security-policy'])
+      assert.equal(headers.get(name), null, `${what}: ${name}`);
+    assert.equal(headers.get('content-security-policy-report-only'), null, what);
+    assert.deepEqual(
+      [...headers.keys()].filter((n) => n.startsWith('access-control-')),
+      [],
+      `${what}: access-control-*`,
+    );
+    assert.equal(headers.get('x-echo'), 'key=[masked]', what);
+    assert.equal(headers.get('x-request-id'), 'req_provider_1', what);
+  }
+
+  test('x-session-id and x-oda-* stay the gateway’s; the provider host’s headers are dropped (JSON and stream)', async () => {
     fake.reset();
     fake.script({ json: anthropicMessage('claude-test', 'ok'), headers: forged });
     const client = new Anthropic({ baseURL: gw.url, apiKey: 'unused', maxRetries: 0 });
@@ -250,8 +275,7 @@ describe('provider answers cannot take over the gateway’s side of the exchange
     assert.equal(response.headers.get('x-session-id'), 'my-chat');
     assert.notEqual(response.headers.get('x-oda-request-id'), 'forged-request');
     assert.equal(response.headers.get('x-oda-trimmed'), null);
-    assert.equal(response.headers.get('set-cookie'), null);
-    assert.equal(response.headers.get('alt-svc'), null);
+    assertProviderHeadersKept(response.headers, 'JSON');
 
     fake.script({
       sse: [
@@ -268,11 +292,11 @@ describe('provider answers cannot take over the gateway’s side of the exchange
     await r.text();
     assert.equal(r.status, 200);
     assert.equal(r.headers.get('x-session-id'), 'my-stream');
-    assert.equal(r.headers.get('set-cookie'), null);
     assert.equal(r.headers.get('x-oda-trimmed'), null);
+    assertProviderHeadersKept(r.headers, 'stream');
   });
 
-  test('a refusal cannot set cookies or the session id either', async () => {
+  test('a refusal cannot set cookies, the session id or the provider host’s headers either', async () => {
     fake.reset();
     fake.script({
       status: 400,
@@ -286,7 +310,7 @@ describe('provider answers cannot take over the gateway’s side of the exchange
     });
     assert.equal(r.status, 400);
     assert.equal(r.headers.get('x-session-id'), 'refused-chat');
-    assert.equal(r.headers.get('set-cookie'), null);
+    assertProviderHeadersKept(r.headers, 'refusal');
   });
 
   test('a 3xx from the provider is a 502; the client is never sent elsewhere', async () => {
