@@ -78,6 +78,12 @@ export interface StreamAccumulator {
    * `response.created`), cheaply, without folding the answer; absent for formats without stored answers.
    */
   responseId?(): string | undefined;
+  /**
+   * The provider's own word, inside a 2xx stream, that the answer failed (Responses
+   * `response.failed` or an `error` event; Anthropic's `error` event): its message, or undefined.
+   * A stream that closes normally after such an event delivered a failed answer, not a whole one.
+   */
+  failure?(): string | undefined;
 }
 
 /** Error details the gateway renders in a format's error shape. */

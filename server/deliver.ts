@@ -54,6 +54,8 @@ export interface DeliveryOutcome {
   /** False when the stream ended early (client gone, upstream reset or idle timeout). */
   complete: boolean;
   response: NormalizedResponse | undefined;
+  /** The provider's own word inside the stream that the answer failed (its message), if it said so. */
+  failure?: string;
 }
 
 /** Delivers a 2xx answer. A stream is written chunk by chunk (with backpressure) and observed for the log. */
@@ -117,7 +119,13 @@ export async function deliverSuccess(
     } catch {
       complete = false;
     }
-    const outcome: DeliveryOutcome = { streamed: true, complete, response: safeResult(() => acc.result()) };
+    const failure = acc.failure?.();
+    const outcome: DeliveryOutcome = {
+      streamed: true,
+      complete,
+      response: safeResult(() => acc.result()),
+      ...(failure !== undefined ? { failure } : {}),
+    };
     await beforeEnd(outcome);
     if (closedNormally) res.end();
     else {

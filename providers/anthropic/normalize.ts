@@ -298,6 +298,7 @@ export function createAnthropicStreamAccumulator(): StreamAccumulator {
   let model: string | undefined;
   let responseId: string | undefined;
   let stopped = false;
+  let failure: string | undefined;
 
   function finish(entry: { block: Obj; json: string; raw?: string }): void {
     if (entry.json === '') return;
@@ -358,6 +359,7 @@ export function createAnthropicStreamAccumulator(): StreamAccumulator {
         case 'error':
           // An error after the 200 (overloaded mid-stream): the answer ends here.
           stopReason ??= 'error';
+          failure ??= (isObj(payload.error) ? str(payload.error.message) : undefined) ?? 'error';
           break;
         case 'message_stop':
           stopped = true;
@@ -370,6 +372,10 @@ export function createAnthropicStreamAccumulator(): StreamAccumulator {
 
     ended() {
       return stopped;
+    },
+
+    failure() {
+      return failure;
     },
 
     result() {

@@ -45,6 +45,7 @@ export function createResponsesStreamAccumulator(): StreamAccumulator {
   const items: Array<Obj | undefined> = [];
   let closed = false;
   let errored = false;
+  let failure: string | undefined;
 
   const item = (event: Obj): Obj | undefined => objAt(items, event.output_index);
   const part = (event: Obj): Obj | undefined => objAt(item(event)?.content, event.content_index);
@@ -102,11 +103,17 @@ export function createResponsesStreamAccumulator(): StreamAccumulator {
         return settle(summary(event), 'text', event.text);
       case 'error':
         errored = true;
+        failure ??=
+          str(event.message) ?? (isObj(event.error) ? str(event.error.message) : undefined) ?? 'error';
         return;
       default:
         if (CLOSING.has(type)) {
           closed = true;
           if (isObj(event.response)) response = event.response;
+          if (type === 'response.failed') {
+            const error = isObj(response.error) ? response.error : undefined;
+            failure ??= str(error?.message) ?? 'response.failed';
+          }
         }
     }
   }
@@ -127,6 +134,9 @@ export function createResponsesStreamAccumulator(): StreamAccumulator {
     },
     ended() {
       return closed;
+    },
+    failure() {
+      return failure;
     },
     responseId() {
       return str(response.id);

@@ -57,11 +57,14 @@ export async function respond(
           binding,
           {
             status: result.res.status,
-            ok: o.complete,
+            // A stream the provider closed after saying the answer failed is a failed answer.
+            ok: o.complete && o.failure === undefined,
             attempts: result.attempts,
             retries: result.retries,
             response: o.response,
-            error: o.complete ? undefined : `${o.streamed ? 'stream' : 'answer'} ended before completion`,
+            error:
+              o.failure?.slice(0, 2000) ??
+              (o.complete ? undefined : `${o.streamed ? 'stream' : 'answer'} ended before completion`),
           },
           res,
         ),
