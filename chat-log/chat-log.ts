@@ -20,13 +20,13 @@ import { validateHeader } from './header.ts';
 import { assertChatId, notFound } from './chat-id.ts';
 import { parseReadRange } from './read-range.ts';
 import { storeImages } from './store-images.ts';
-import { messageDigest, type LogMessage } from './message-digest.ts';
+import { messageDigest, messageKey, type LogMessage, type MessageKey } from './message-digest.ts';
 import { ChatModels, type ChatState } from './chat-models.ts';
 import { chatModelKeys, chatReadModels, type ChatModelKey } from './read-models/chat-read-models.ts';
 import type { Json } from './read-models/read-model.ts';
 
 export type { ChatState } from './chat-models.ts';
-export type { LogMessage } from './message-digest.ts';
+export type { LogMessage, MessageKey } from './message-digest.ts';
 
 export interface ChatLogOptions {
   backend: LogBackend;
@@ -142,6 +142,11 @@ export class ChatLog {
   /** sha256 of the canonical JSON of a v4 message (role + content, images by content hash). */
   messageDigest(message: LogMessage): string {
     return messageDigest(message);
+  }
+
+  /** What the comparison with the log knows of a message: its digests and the item it refers to. */
+  messageKey(message: LogMessage, refersTo?: string): MessageKey {
+    return messageKey(message, refersTo);
   }
 
   /**

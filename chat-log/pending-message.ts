@@ -33,4 +33,9 @@ export interface NormalizedMessage {
   content: PendingContentPart[];
   /** The message's (or item's) own fields outside its content, as sent (the log's `wire`). */
   wire?: NonNullable<MessageEvent['wire']>;
+  /**
+   * The id of an earlier item this message stands for (a Responses `item_reference`): never
+   * logged, only read when the incoming history is compared with the log.
+   */
+  refersTo?: string;
 }

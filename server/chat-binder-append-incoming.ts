@@ -4,7 +4,8 @@
  * chat, a compaction), and the append of what is new with the request's settings. Apart from the
  * binder, which decides the chat and the verified prefix this starts from.
  */
-import type { ChatLog, ChatState, LogMessage } from '../chat-log/chat-log.ts';
+import type { ChatLog, ChatState, LogMessage, MessageKey } from '../chat-log/chat-log.ts';
+import { recognises } from '../chat-log/read-models/messages.ts';
 import type { Event, NewEvent, ToolRef } from '../chat-log/format/current.ts';
 import type { TurnTaker } from '../lib/in-turns.ts';
 import { appendInTurns } from './append-in-turns.ts';
@@ -41,7 +42,8 @@ export async function appendIncoming(
   id: string,
   meta: Record<string, unknown>,
   messages: LogMessage[],
-  digests: string[],
+  /** The incoming messages' keys: their digests name branch paths; any of them recognises a message. */
+  keys: MessageKey[],
   /** How many logged messages the incoming ones start after (a verified wire prefix). */
   known: number,
   request: Extract<NewEvent, { type: 'request' }>,
@@ -57,8 +59,8 @@ export async function appendIncoming(
     if (appendAll) known = logged.length;
     // Position in the chat's messages: `known` are shared already; compare from there.
     let k = known;
-    while (k < logged.length && k - known < digests.length && logged[k]!.digest === digests[k - known]) k++;
-    const diverges = k < logged.length && k - known < digests.length;
+    while (k < logged.length && k - known < keys.length && recognises(logged[k]!, keys[k - known]!)) k++;
+    const diverges = k < logged.length && k - known < keys.length;
     // A history rebuilt from the chat's own summary continues the chat (SPEC section 10).
     const session = state.header.conversation?.session ?? id;
     const replaced = diverges
@@ -72,7 +74,7 @@ export async function appendIncoming(
       const prefix = logged.slice(0, k).map((m) => m.digest);
       return {
         side: {
-          id: childChatId(session, `.side-summary-${pathHash([...prefix, digests[k - known]!])}`),
+          id: childChatId(session, `.side-summary-${pathHash([...prefix, keys[k - known]!.digest])}`),
           from: k - known,
           header: state.header,
           session,
@@ -86,9 +88,9 @@ export async function appendIncoming(
       // A continuation of a regenerated answer goes on in the branch that answer was logged in.
       const regenerated =
         logged[k]!.role === 'model'
-          ? await regenerationWith(chatLog, id, prefix, digests[k - known]!)
+          ? await regenerationWith(chatLog, id, prefix, keys[k - known]!)
           : undefined;
-      const path = [...prefix, digests[k - known]!];
+      const path = [...prefix, keys[k - known]!.digest];
       return { branch: { id: regenerated ?? branchId(id, path), seedUntil, header: state.header } };
     }
     // Only a request that started after that answer was logged: concurrent requests for one
@@ -96,7 +98,7 @@ export async function appendIncoming(
     const answeredAt = logged[k]?.answeredAt;
     if (
       !diverges &&
-      k - known === digests.length &&
+      k - known === keys.length &&
       answeredAt !== undefined &&
       startedAt > answeredAt &&
       depth < 8
@@ -167,7 +169,7 @@ export async function appendIncoming(
       sideId,
       meta,
       messages.slice(from),
-      digests.slice(from),
+      keys.slice(from),
       0,
       request,
       depth + 1,
@@ -195,7 +197,7 @@ export async function appendIncoming(
     childId,
     meta,
     messages,
-    digests,
+    keys,
     known,
     request,
     depth + 1,

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { ChatLog, ChatState } from '../chat-log/chat-log.ts';
 import { describeImage, decodeImageSource } from '../chat-log/attachments.ts';
 import type { NewEvent } from '../chat-log/format/current.ts';
+import { recognises } from '../chat-log/read-models/messages.ts';
 import type { Clock } from '../lib/clock.ts';
 import { OdaError } from '../lib/errors.ts';
 import type { ChatDecisions } from '../middleware/call-context.ts';
@@ -81,7 +82,7 @@ export function chatBinding(
       const answer = r.response
         ? await chatLog.storeImages(r.response.messages ?? [r.response.message], team)
         : [];
-      const digests = answer.map((m) => chatLog.messageDigest(m));
+      const keys = answer.map((m) => chatLog.messageKey(m));
       const response: NewEvent = {
         type: 'response',
         requestId: input.requestId,
@@ -113,8 +114,8 @@ export function chatBinding(
       const branch = await chatLog.withChat(chatId, async (latest) => {
         const logged = latest.messages.messages;
         const there = logged[answerAt];
-        if (answer.length && there && there.digest !== digests[0]) {
-          const path = [...logged.slice(0, answerAt).map((m) => m.digest), digests[0]!];
+        if (answer.length && there && !recognises(there, keys[0]!)) {
+          const path = [...logged.slice(0, answerAt).map((m) => m.digest), keys[0]!.digest];
           return { id: branchId(chatId, path), seedUntil: there.seq, header: latest.header };
         }
         const events = there ? [] : answerEvents();

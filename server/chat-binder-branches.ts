@@ -5,7 +5,8 @@
  * response's recording branch a chat, and must name the same branch for the same path.
  */
 import { createHash } from 'node:crypto';
-import type { ChatLog } from '../chat-log/chat-log.ts';
+import type { ChatLog, MessageKey } from '../chat-log/chat-log.ts';
+import { recognises } from '../chat-log/read-models/messages.ts';
 import type { Conversation, Header } from '../chat-log/format/current.ts';
 
 /**
@@ -41,18 +42,19 @@ export async function freeRegeneration(
   }
 }
 
-/** The regeneration branch of `prefix` whose answer has `answerDigest`, if one was logged. */
+/** The regeneration branch of `prefix` whose answer is `answer`, if one was logged. */
 export async function regenerationWith(
   chatLog: ChatLog,
   id: string,
   prefix: readonly string[],
-  answerDigest: string,
+  answer: MessageKey,
 ): Promise<string | undefined> {
   for (let n = 0; n <= MAX_REGENERATIONS; n++) {
     const candidate = regenerationId(id, prefix, n);
     const state = await chatLog.open(candidate);
     if (!state) return undefined;
-    if (state.messages.messages[prefix.length]?.digest === answerDigest) return candidate;
+    const logged = state.messages.messages[prefix.length];
+    if (logged && recognises(logged, answer)) return candidate;
   }
   return undefined;
 }

@@ -190,7 +190,11 @@ export class ChatBinder {
     });
     if (toolsBytes && !knownTools) this.knownTools.remember(format, toolsBytes, normalized.tools);
     const messages = await this.chatLog.storeImages(normalized.messages, team);
-    const digests = await mapInTurns(messages, (m) => this.chatLog.messageDigest(m), this.turns);
+    const keys = await mapInTurns(
+      messages,
+      (m, i) => this.chatLog.messageKey(m, normalized.messages[i]!.refersTo),
+      this.turns,
+    );
     const known = cached ? cached.loggedCount : 0;
 
     const request: Extract<NewEvent, { type: 'request' }> = {
@@ -214,7 +218,7 @@ export class ChatBinder {
       start,
       meta,
       messages,
-      digests,
+      keys,
       known,
       request,
       0,

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { messagesModel } from './messages.ts';
 import { fold } from './read-model.ts';
 import { msg, request, response } from './test-events.ts';
-import { messageDigest } from '../message-digest.ts';
+import { echoDigest, messageDigest } from '../message-digest.ts';
 import type { Event } from '../format/current.ts';
 
 test('keeps the digests of every message in order with their seq (system messages where they stand); other events are left out', () => {
@@ -106,4 +106,27 @@ test("a failed response takes away only the answer right before it, not an earli
     s.messages.map((m) => m.seq),
     [0, 1],
   );
+});
+
+test('keeps the echo digest and the item id of a message whose wire has them; a new version rebuilds older states', () => {
+  const answer: Event = {
+    ...msg(1, 'model', 'hello'),
+    wire: {
+      type: 'message',
+      id: 'msg_1',
+      status: 'completed',
+      content: [{ type: 'output_text', annotations: [] }],
+    },
+  } as Event;
+  const s = fold(messagesModel, messagesModel.initial(), [msg(0, 'user', 'hi'), answer]);
+  assert.equal(s.messages[0]?.echo, undefined, 'no echo digest where it is the exact one');
+  assert.equal(s.messages[0]?.itemId, undefined);
+  assert.equal(
+    s.messages[1]?.echo,
+    echoDigest({ role: 'model', content: [{ kind: 'text', text: 'hello' }] }),
+  );
+  assert.notEqual(s.messages[1]?.echo, s.messages[1]?.digest);
+  assert.equal(s.messages[1]?.itemId, 'msg_1');
+  // States saved before echo digests existed lack them: their checkpoints must not be reused.
+  assert.equal(messagesModel.version, 6);
 });

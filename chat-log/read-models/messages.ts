@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import type { ReadModel } from './read-model.ts';
-import { messageDigest } from '../message-digest.ts';
+import { echoDigest, messageDigest, wireItemId, type MessageKey } from '../message-digest.ts';
 
 const conversationRole = z.enum(['user', 'model', 'tool', 'developer', 'system', 'other']);
 
@@ -17,6 +17,13 @@ export const loggedMessage = z.strictObject({
   seq: z.number().int().nonnegative(),
   role: conversationRole,
   digest: z.string().regex(/^[0-9a-f]{64}$/),
+  /** The digest without echo-only wire fields (`echoDigest`), when it differs from `digest`. */
+  echo: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
+  /** The item id in its wire fields (a Responses output item's), which an `item_reference` names. */
+  itemId: z.string().optional(),
   /**
    * When it was logged as a provider's answer (not sent back by a client): a request for this very
    * history that starts after it asks for another answer (a regeneration).
@@ -30,7 +37,7 @@ export type MessagesState = z.infer<typeof messagesState>;
 
 export const messagesModel: ReadModel<MessagesState> = {
   name: 'messages',
-  version: 5,
+  version: 6,
   internal: true,
   schema: messagesState,
   initial: () => ({ messages: [] }),
@@ -62,13 +69,31 @@ export const messagesModel: ReadModel<MessagesState> = {
       const role = conversationRole.safeParse(event.role);
       if (!role.success) continue;
       messages ??= [...state.messages];
+      const digest = messageDigest(event);
+      const echo = echoDigest(event);
+      const itemId = wireItemId(event);
       messages.push({
         seq: event.seq,
         role: role.data,
-        digest: messageDigest(event),
+        digest,
+        ...(echo !== digest && { echo }),
+        ...(itemId !== undefined && { itemId }),
         ...(event.source?.kind === 'provider' ? { answeredAt: event.at } : {}),
       });
     }
     return messages ? { messages } : state;
   },
 };
+
+/**
+ * True when the incoming message is the logged one: the same digest, the same content without
+ * echo-only wire fields (the model's output sent back without its ids, or as plain text), or a
+ * reference to the logged item by its id.
+ */
+export function recognises(logged: LoggedMessage, incoming: MessageKey): boolean {
+  return (
+    logged.digest === incoming.digest ||
+    (logged.echo ?? logged.digest) === incoming.echo ||
+    (incoming.refersTo !== undefined && logged.itemId === incoming.refersTo)
+  );
+}

@@ -8,7 +8,8 @@
  *   and, under `content` (or `output`), per part the fields its kind does not hold (the part's
  *   `type`, an image's `detail`, a text's `annotations`), so the item can be rebuilt exactly.
  * The model's side of the item is in the role; `id` and `status` are always in `wire`, never in a
- * part, so an item a client sends back without them (as Codex does) logs the same content.
+ * part, so an item a client sends back without them (as Codex does) logs the same content, which
+ * the comparison with the log recognises (`echoDigest` in the chat log leaves such fields out).
  * @see https://platform.openai.com/docs/api-reference/responses/create
  */
 import type { NormalizedMessage, PendingContentPart } from '../../chat-log/pending-message.ts';
@@ -216,8 +217,12 @@ export function normalizeItem(item: unknown, toolNames: ReadonlyMap<string, stri
   if (type === 'custom_tool_call') return callItem(item, 'input') ?? rawItem(item, 'model');
   if (type !== undefined && MODEL_RAW_ITEM_TYPES.has(type)) return rawItem(item, 'model');
   if (type === 'additional_tools' && item.role === 'developer') return rawItem(item, 'developer');
-  // A reference is its id: the id is its content.
-  if (type === 'item_reference') return rawItem(item, 'other', []);
+  // A reference is its id: the id is its content. It stands for the item of that id, which the
+  // comparison with the log recognises when the log holds it (the reference itself is logged).
+  if (type === 'item_reference') {
+    const message = rawItem(item, 'other', []);
+    return typeof item.id === 'string' ? { ...message, refersTo: item.id } : message;
+  }
   // mcp_approval_response, compaction_trigger, program_output, unknown items.
   return rawItem(item, 'other');
 }

@@ -108,9 +108,11 @@ describe('normalizeResponsesRequest', () => {
         content: [{ type: 'output_text', annotations: [], logprobs: [] }],
       },
     });
+    // A reference is logged as sent; it names the item it stands for, for the comparison only.
     assert.deepEqual(m[15], {
       role: 'other',
       content: [{ kind: 'raw', value: { type: 'item_reference', id: 'msg_old' } }],
+      refersTo: 'msg_old',
     });
     assert.deepEqual(m[16], {
       role: 'other',
