@@ -31,12 +31,17 @@ describe('parseBody', () => {
     assert.deepEqual(refusal(parseMessagesBody, { model: 'm' }), ['messages must be an array', 'messages']);
   });
 
-  test('Responses: a model and an input, a string or a list of items', () => {
+  test('Responses: a model and, when present, an input, a string or a list of items', () => {
     assert.deepEqual(parseInputBody({ model: 'gpt-5', input: 'Hi' }), { model: 'gpt-5' });
     assert.deepEqual(parseInputBody({ model: 'gpt-5', input: [{ role: 'user', content: 'Hi' }] }), {
       model: 'gpt-5',
     });
-    for (const input of [undefined, 5, null, { role: 'user' }]) {
+    // `input` is optional in the API: a prompt template, or nothing new after a previous response.
+    assert.deepEqual(parseInputBody({ model: 'gpt-5', prompt: { id: 'pmpt_1' } }), { model: 'gpt-5' });
+    assert.deepEqual(parseInputBody({ model: 'gpt-5', previous_response_id: 'resp_x' }), {
+      model: 'gpt-5',
+    });
+    for (const input of [5, null, { role: 'user' }, true]) {
       assert.deepEqual(refusal(parseInputBody, { model: 'gpt-5', input }), [
         'input must be a string or an array',
         'input',

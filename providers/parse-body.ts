@@ -10,10 +10,16 @@ const messagesBody = z.looseObject({
   messages: z.array(z.unknown(), { error: 'messages must be an array' }),
 });
 
-/** Responses: `model` and `input`, a string or a list of items. */
+/**
+ * Responses: `model`, and `input` when present, a string or a list of items. `input` is optional
+ * in the API: a request may take its input from a `prompt` template or send nothing new after a
+ * `previous_response_id`. https://platform.openai.com/docs/api-reference/responses/create
+ */
 const inputBody = z.looseObject({
   model,
-  input: z.union([z.string(), z.array(z.unknown())], { error: 'input must be a string or an array' }),
+  input: z
+    .union([z.string(), z.array(z.unknown())], { error: 'input must be a string or an array' })
+    .optional(),
 });
 
 /** Parses `body` with `shape`; a 400 naming the first bad field otherwise. */
@@ -32,7 +38,16 @@ export function parseMessagesBody(body: Record<string, unknown>): { model: strin
   return parseWith(messagesBody, body);
 }
 
-/** A Responses body: its model; a 400 naming `model` or `input` otherwise. */
+/**
+ * A Responses body: its model; a 400 naming `model`, or `input` when it has another type or when
+ * a Chat Completions body (`messages`, no `input`) was sent to the Responses endpoint.
+ */
 export function parseInputBody(body: Record<string, unknown>): { model: string } {
-  return parseWith(inputBody, body);
+  const parsed = parseWith(inputBody, body);
+  if (body.input === undefined && body.messages !== undefined) {
+    throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, 'input must be a string or an array', {
+      param: 'input',
+    });
+  }
+  return parsed;
 }

@@ -1,7 +1,8 @@
 // POST /v1/responses through the whole corridor with the official openai SDK (SPEC section 9):
 // streamed and not, a tool round trip through function_call_output, Codex's session headers,
-// previous_response_id, overflow trimming and image set-aside (also when the refusal comes as a
-// response.failed stream event), with what the client got and what the provider received.
+// previous_response_id (also without input), a prompt template without input, overflow trimming
+// and image set-aside (also when the refusal comes as a response.failed stream event), with what
+// the client got and what the provider received.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -137,6 +138,69 @@ describe('the Responses API through the gateway', () => {
       m.content.map((p) => ('text' in p ? p.text : '')).join(''),
     );
     assert.deepEqual(texts, ['remember the number 7', 'first', 'what was the number?', 'it was 7']);
+  });
+
+  test('without input: a prompt template is answered and logged, streamed too', async () => {
+    for (const stream of [false, true]) {
+      const session = `resp-prompt-${stream}`;
+      gw.fake.script({ responses: { output: [responsesMessage('from the template', `msg_p${stream}`)] } });
+      const c = client(gw, { 'x-session-id': session });
+      const { data, response } = await c.responses
+        .create({ model: 'gpt-5', prompt: { id: 'pmpt_1', variables: { city: 'Oslo' } }, stream })
+        .withResponse();
+      let text = '';
+      if (stream) {
+        for await (const ev of data as AsyncIterable<OpenAI.Responses.ResponseStreamEvent>) {
+          if (ev.type === 'response.output_text.delta') text += ev.delta;
+        }
+      } else text = (data as OpenAI.Responses.Response).output_text;
+      assert.equal(response.status, 200);
+      assert.equal(text, 'from the template');
+      assert.equal(response.headers.get('x-session-id'), session);
+      const sent = gw.fake.requestsTo('/v1/responses').at(-1)!.json as Record<string, unknown>;
+      assert.equal('input' in sent, false, 'no input invented upstream');
+      assert.deepEqual(sent.prompt, { id: 'pmpt_1', variables: { city: 'Oslo' } });
+      const events = await sessionEvents(gw.url, session);
+      const requests = eventsOfType(events, 'request');
+      assert.equal(requests.length, 1);
+      assert.deepEqual(requests[0]!.settings.prompt, { id: 'pmpt_1', variables: { city: 'Oslo' } });
+      const messages = eventsOfType(events, 'message');
+      assert.deepEqual(
+        messages.map((m) => m.role),
+        ['model'],
+        'only the answer: the request sent no message',
+      );
+    }
+  });
+
+  test('without input: previous_response_id continues the chat that logged that response', async () => {
+    gw.fake.script({ responses: { output: [responsesMessage('pick a number', 'msg_n1')] } });
+    const c = client(gw);
+    const a = await c.responses.create({ model: 'gpt-5', input: 'play a game with me' }).withResponse();
+    const chat = a.response.headers.get('x-session-id')!;
+    // Another chat in between: the continuation must find its own, not the latest.
+    await c.responses.create({ model: 'gpt-5', input: 'something else entirely' });
+    gw.fake.script({ responses: { output: [responsesMessage('still waiting', 'msg_n2')] } });
+    const b = await c.responses.create({ model: 'gpt-5', previous_response_id: a.data.id }).withResponse();
+    assert.equal(b.response.status, 200);
+    assert.equal(b.data.output_text, 'still waiting');
+    assert.equal(b.response.headers.get('x-session-id'), chat);
+    const sent = gw.fake.requestsTo('/v1/responses').at(-1)!.json as Record<string, unknown>;
+    assert.equal('input' in sent, false, 'no input invented upstream');
+    assert.equal(sent.previous_response_id, a.data.id);
+    const events = await sessionEvents(gw.url, chat);
+    assert.equal(eventsOfType(events, 'request').length, 2);
+    assert.deepEqual(
+      eventsOfType(events, 'message').map((m) => [
+        m.role,
+        m.content.map((p) => ('text' in p ? p.text : '')).join(''),
+      ]),
+      [
+        ['user', 'play a game with me'],
+        ['model', 'pick a number'],
+        ['model', 'still waiting'],
+      ],
+    );
   });
 
   test('a malformed body is a 400 in OpenAI shape naming the field, and nothing is logged', async () => {
