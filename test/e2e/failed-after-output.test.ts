@@ -60,7 +60,8 @@ describe('an answer the provider fails after its output started is logged as fai
       [[false, 'The model failed mid-answer.']],
     );
     const view = await getSession(gw.url, chat);
-    const totals = (view.snapshot as { values: { totals: { failedResponseCount: number } } }).values.totals;
+    const totals = (view.snapshot as unknown as { values: { totals: { failedResponseCount: number } } })
+      .values.totals;
     assert.equal(totals.failedResponseCount, 1);
 
     // The same request again continues the chat (the failed answer stays in its log).
