@@ -57,16 +57,28 @@ export async function appendIncoming(
   const outcome = await chatLog.withChat(id, async (state) => {
     const logged = state.messages.messages;
     if (appendAll) known = logged.length;
-    // Position in the chat's messages: `known` are shared already; compare from there.
+    // Position in the chat's messages (`known` are shared already) and in the incoming ones.
     let k = known;
-    while (k < logged.length && k - known < keys.length && recognises(logged[k]!, keys[k - known]!)) k++;
-    const diverges = k < logged.length && k - known < keys.length;
+    let i = 0;
+    while (k < logged.length && i < keys.length) {
+      if (recognises(logged[k]!, keys[i]!)) {
+        k++;
+        i++;
+        continue;
+      }
+      // A client may leave out the model's reasoning when it sends its output back: that is no
+      // edit when what follows the reasoning is what the client sent.
+      let j = k;
+      while (j < logged.length && logged[j]!.reasoning) j++;
+      if (j === k || j === logged.length || !recognises(logged[j]!, keys[i]!)) break;
+      k = j + 1;
+      i++;
+    }
+    const diverges = k < logged.length && i < keys.length;
     // A history rebuilt from the chat's own summary continues the chat (SPEC section 10).
     const session = state.header.conversation?.session ?? id;
-    const replaced = diverges
-      ? await compactionOf(chatLog, id, session, logged, k, messages[k - known])
-      : undefined;
-    if (diverges && !replaced && depth < 8 && isSummaryRequest(logged, k, messages, k - known)) {
+    const replaced = diverges ? await compactionOf(chatLog, id, session, logged, k, messages[i]) : undefined;
+    if (diverges && !replaced && depth < 8 && isSummaryRequest(logged, k, messages, i)) {
       // A summary request (compaction) is a side request of the session. Its side chat holds
       // what it adds (the instruction) and the summary, not a second copy of the history it
       // summarises (that stays in this chat, messages 0..k-1); the compacted history will be
@@ -74,8 +86,8 @@ export async function appendIncoming(
       const prefix = logged.slice(0, k).map((m) => m.digest);
       return {
         side: {
-          id: childChatId(session, `.side-summary-${pathHash([...prefix, keys[k - known]!.digest])}`),
-          from: k - known,
+          id: childChatId(session, `.side-summary-${pathHash([...prefix, keys[i]!.digest])}`),
+          from: i,
           header: state.header,
           session,
         },
@@ -87,22 +99,14 @@ export async function appendIncoming(
       const prefix = logged.slice(0, k).map((m) => m.digest);
       // A continuation of a regenerated answer goes on in the branch that answer was logged in.
       const regenerated =
-        logged[k]!.role === 'model'
-          ? await regenerationWith(chatLog, id, prefix, keys[k - known]!)
-          : undefined;
-      const path = [...prefix, keys[k - known]!.digest];
+        logged[k]!.role === 'model' ? await regenerationWith(chatLog, id, prefix, keys[i]!) : undefined;
+      const path = [...prefix, keys[i]!.digest];
       return { branch: { id: regenerated ?? branchId(id, path), seedUntil, header: state.header } };
     }
     // Only a request that started after that answer was logged: concurrent requests for one
     // history (an agent's parallel calls, a burst) all belong to the chat itself.
     const answeredAt = logged[k]?.answeredAt;
-    if (
-      !diverges &&
-      k - known === keys.length &&
-      answeredAt !== undefined &&
-      startedAt > answeredAt &&
-      depth < 8
-    ) {
+    if (!diverges && i === keys.length && answeredAt !== undefined && startedAt > answeredAt && depth < 8) {
       // The log already answered this very history: the client asks for another answer. The
       // exchange goes to a branch chosen now, so the answer's x-session-id (sent before a stream's
       // first byte) names the chat it is logged in (SPEC section 2).
@@ -115,7 +119,7 @@ export async function appendIncoming(
         },
       };
     }
-    const fresh = messages.slice(k - known);
+    const fresh = messages.slice(i);
     const events: NewEvent[] = [];
     if (replaced) {
       events.push({ type: 'compaction', requestId: request.requestId, replaced, messages: fresh.length });

@@ -130,3 +130,23 @@ test('keeps the echo digest and the item id of a message whose wire has them; a 
   // States saved before echo digests existed lack them: their checkpoints must not be reused.
   assert.equal(messagesModel.version, 6);
 });
+
+test("a provider's answer that is only reasoning is marked (a client may leave it out); other messages are not", () => {
+  const provider = (seq: number, content: unknown[]): Event =>
+    ({ seq, at: 1000 + seq, type: 'message', role: 'model', content, source: { kind: 'provider' } }) as Event;
+  const s = fold(messagesModel, messagesModel.initial(), [
+    msg(0, 'user', 'q'),
+    provider(1, [{ kind: 'reasoning', text: 'thinking' }]),
+    provider(2, [{ kind: 'raw', value: { type: 'reasoning', encrypted_content: 'gAAAA' } }]),
+    provider(3, [
+      { kind: 'reasoning', text: 'thinking' },
+      { kind: 'text', text: 'answer' },
+    ]),
+    provider(4, [{ kind: 'raw', value: { type: 'web_search_call' } }]),
+    { ...msg(5, 'model', 'sent back'), content: [{ kind: 'reasoning', text: 'thinking' }] } as Event,
+  ]);
+  assert.deepEqual(
+    s.messages.map((m) => m.reasoning ?? false),
+    [false, true, true, false, false, false],
+  );
+});

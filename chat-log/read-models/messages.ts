@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import type { ReadModel } from './read-model.ts';
 import { echoDigest, messageDigest, wireItemId, type MessageKey } from '../message-digest.ts';
+import type { ContentPart } from '../format/current.ts';
 
 const conversationRole = z.enum(['user', 'model', 'tool', 'developer', 'system', 'other']);
 
@@ -29,6 +30,11 @@ export const loggedMessage = z.strictObject({
    * history that starts after it asks for another answer (a regeneration).
    */
   answeredAt: z.number().int().nonnegative().optional(),
+  /**
+   * A provider's answer that holds only the model's reasoning (a Responses `reasoning` item): a
+   * client may leave it out when it sends the history back, and that is no edit.
+   */
+  reasoning: z.literal(true).optional(),
 });
 export type LoggedMessage = z.infer<typeof loggedMessage>;
 
@@ -79,11 +85,31 @@ export const messagesModel: ReadModel<MessagesState> = {
         ...(echo !== digest && { echo }),
         ...(itemId !== undefined && { itemId }),
         ...(event.source?.kind === 'provider' ? { answeredAt: event.at } : {}),
+        ...(event.source?.kind === 'provider' && reasoningOnly(event.content) ? { reasoning: true } : {}),
       });
     }
     return messages ? { messages } : state;
   },
 };
+
+/**
+ * Content that is only the model's reasoning: reasoning parts, or the opaque reasoning item a
+ * Responses provider returns (kept raw, `type: "reasoning"`, when it carries encrypted content).
+ */
+function reasoningOnly(content: readonly ContentPart[]): boolean {
+  return (
+    content.length > 0 &&
+    content.every(
+      (p) =>
+        p.kind === 'reasoning' ||
+        (p.kind === 'raw' &&
+          typeof p.value === 'object' &&
+          p.value !== null &&
+          !Array.isArray(p.value) &&
+          p.value.type === 'reasoning'),
+    )
+  );
+}
 
 /**
  * True when the incoming message is the logged one: the same digest, the same content without

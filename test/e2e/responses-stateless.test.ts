@@ -1,7 +1,8 @@
 // A stateless Responses API client (the whole history in `input`) that names its chat with
 // x-session-id gets exactly that chat every turn, however it sends the model's output back (SPEC
 // sections 2 and 9): exactly as received, without the items' ids and statuses, as a plain
-// `{role: 'assistant', content: text}`, or as an `item_reference` to a stored response's item.
+// `{role: 'assistant', content: text}` (leaving out a reasoning model's reasoning item, too), or as
+// an `item_reference` to a stored response's item.
 // Four turns per style through the official openai SDK: one chat, each message logged once, and
 // the provider received the input exactly as the client sent it.
 import { after, before, describe, test } from 'node:test';
@@ -56,6 +57,17 @@ const styles: Style[] = [
     output: (n) => [responsesMessage(answer('plain-text', n), `msg_pt_${n}`)],
     sendBack: (r) => [{ role: 'assistant', content: r.output_text }],
     logged: (n) => [`q${n}`, answer('plain-text', n)],
+  },
+  {
+    // The plain pattern against a reasoning model: the reasoning item is left out, the text kept.
+    name: 'plain-text-without-reasoning',
+    extra: { store: false },
+    output: (n) => [
+      responsesReasoning(`pondering ${n}`, `gAAAA-encrypted-${n}`, `rs_pr_${n}`),
+      responsesMessage(answer('plain-text-without-reasoning', n), `msg_pr_${n}`),
+    ],
+    sendBack: (r) => [{ role: 'assistant', content: r.output_text }],
+    logged: (n) => [`q${n}`, `pondering ${n}`, answer('plain-text-without-reasoning', n)],
   },
   {
     name: 'item-reference',
@@ -129,4 +141,43 @@ describe('a stateless Responses client stays in the chat its x-session-id names'
       });
     });
   }
+
+  test('leaving out the reasoning is no edit, but changing the answer after it still branches', async () => {
+    const gw = await startGateway();
+    try {
+      const session = 'stateless-edited';
+      const client = new OpenAI({
+        baseURL: `${gw.url}/v1`,
+        apiKey: 'sk-test',
+        maxRetries: 0,
+        defaultHeaders: { 'x-session-id': session },
+      });
+      gw.fake.script({
+        responses: {
+          output: [responsesReasoning('hmm', 'gAAAA-x', 'rs_e'), responsesMessage('yes', 'msg_e')],
+        },
+      });
+      await client.responses.create({
+        model: 'gpt-5',
+        input: [{ role: 'user', content: 'q1' }],
+        store: false,
+      });
+      const { response } = await client.responses
+        .create({
+          model: 'gpt-5',
+          store: false,
+          input: [
+            { role: 'user', content: 'q1' },
+            { role: 'assistant', content: 'no' },
+            { role: 'user', content: 'q2' },
+          ],
+        })
+        .withResponse();
+      const chat = response.headers.get('x-session-id') ?? '';
+      assert.notEqual(chat, session, 'an edited answer is a branch');
+      assert.ok(chat.startsWith(`${session}.`), chat);
+    } finally {
+      await gw.close();
+    }
+  });
 });
