@@ -5,7 +5,7 @@
  * binder, which decides the chat and the verified prefix this starts from.
  */
 import type { ChatLog, ChatState, LogMessage, MessageKey } from '../chat-log/chat-log.ts';
-import { recognises } from '../chat-log/read-models/messages.ts';
+import { answerEnd, recognises } from '../chat-log/read-models/messages.ts';
 import type { Event, NewEvent, ToolRef } from '../chat-log/format/current.ts';
 import type { TurnTaker } from '../lib/in-turns.ts';
 import { appendInTurns } from './append-in-turns.ts';
@@ -48,15 +48,19 @@ export async function appendIncoming(
   known: number,
   request: Extract<NewEvent, { type: 'request' }>,
   depth = 0,
-  /** True when the incoming messages follow the whole logged history (a previous_response_id). */
-  appendAll = false,
+  /**
+   * The response a `previous_response_id` names: the incoming messages follow its answer, which
+   * may stand before the end of the log (a fork from an earlier response branches there); when
+   * the log does not tell where it is, they follow the whole logged history.
+   */
+  after?: string,
   /** When the request started (a regeneration starts after the answer it replaces was logged). */
   startedAt = Number.POSITIVE_INFINITY,
 ): Promise<{ chatId: string; state: ChatState; answerAt: number; compacted: boolean }> {
   await ensureChat(chatLog, id, meta);
   const outcome = await chatLog.withChat(id, async (state) => {
     const logged = state.messages.messages;
-    if (appendAll) known = logged.length;
+    if (after !== undefined) known = answerEnd(logged, after) ?? logged.length;
     // Position in the chat's messages (`known` are shared already) and in the incoming ones.
     let k = known;
     let i = 0;
@@ -177,7 +181,7 @@ export async function appendIncoming(
       0,
       request,
       depth + 1,
-      false,
+      undefined,
       startedAt,
     );
   }
@@ -205,7 +209,7 @@ export async function appendIncoming(
     known,
     request,
     depth + 1,
-    false,
+    undefined,
     startedAt,
   );
 }

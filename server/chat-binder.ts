@@ -58,6 +58,8 @@ export interface BindInput {
    * only what follows it, so its messages are appended after the chat's.
    */
   continues?: string;
+  /** The `previous_response_id` itself, whose answer the request follows in that chat. */
+  continuesAfter?: string;
 }
 
 export interface ResponseRecord {
@@ -222,7 +224,7 @@ export class ChatBinder {
       known,
       request,
       0,
-      input.continues !== undefined,
+      input.continues !== undefined ? input.continuesAfter : undefined,
       input.startedAt,
     );
     // The wire messages stand for the chat's messages before the answer (after a compaction, the

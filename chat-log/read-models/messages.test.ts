@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { messagesModel } from './messages.ts';
+import { answerEnd, messagesModel } from './messages.ts';
 import { fold } from './read-model.ts';
 import { msg, request, response } from './test-events.ts';
 import { echoDigest, messageDigest } from '../message-digest.ts';
@@ -149,4 +149,30 @@ test("a provider's answer that is only reasoning is marked (a client may leave i
     s.messages.map((m) => m.reasoning ?? false),
     [false, true, true, false, false, false],
   );
+});
+
+test('the last message of an answer carries its response id; answerEnd finds where that answer ends', () => {
+  const answer = (seq: number, text: string): Event =>
+    ({ ...msg(seq, 'model', text), source: { kind: 'provider' } }) as Event;
+  const withId = (e: Event, responseId: string): Event => ({ ...e, responseId }) as Event;
+  const s = fold(messagesModel, messagesModel.initial(), [
+    msg(0, 'user', 'q1'),
+    answer(1, 'thinking'),
+    answer(2, 'a1'),
+    withId(response(3, 1000, true), 'resp_1'),
+    msg(4, 'user', 'q2'),
+    answer(5, 'a2'),
+    withId(response(6, 1000, true), 'resp_2'),
+    // A failed answer's id names nothing to continue from.
+    answer(7, 'cut'),
+    withId(response(8, 1000, false), 'resp_3'),
+  ]);
+  assert.deepEqual(
+    s.messages.map((m) => m.responseId ?? null),
+    [null, null, 'resp_1', null, 'resp_2'],
+  );
+  assert.equal(answerEnd(s.messages, 'resp_1'), 3);
+  assert.equal(answerEnd(s.messages, 'resp_2'), 5);
+  assert.equal(answerEnd(s.messages, 'resp_3'), undefined);
+  assert.equal(answerEnd(s.messages, 'resp_unknown'), undefined);
 });

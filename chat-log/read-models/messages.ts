@@ -35,6 +35,8 @@ export const loggedMessage = z.strictObject({
    * client may leave it out when it sends the history back, and that is no edit.
    */
   reasoning: z.literal(true).optional(),
+  /** The provider's id of the answer this message ends (Responses `resp_...`), when it gave one. */
+  responseId: z.string().optional(),
 });
 export type LoggedMessage = z.infer<typeof loggedMessage>;
 
@@ -56,6 +58,15 @@ export const messagesModel: ReadModel<MessagesState> = {
       if (event.type === 'compaction') {
         const { fromSeq, toSeq } = event.replaced;
         messages = (messages ?? state.messages).filter((m) => m.seq < fromSeq || m.seq > toSeq);
+        continue;
+      }
+      if (event.type === 'response' && event.ok && event.responseId !== undefined) {
+        // The answer's messages sit right before its response: the last of them ends that answer.
+        const list = messages ?? state.messages;
+        const last = list.at(-1);
+        if (last && last.answeredAt !== undefined && last.seq === event.seq - 1) {
+          messages = [...list.slice(0, -1), { ...last, responseId: event.responseId }];
+        }
         continue;
       }
       if (event.type === 'response' && !event.ok) {
@@ -109,6 +120,15 @@ function reasoningOnly(content: readonly ContentPart[]): boolean {
           p.value.type === 'reasoning'),
     )
   );
+}
+
+/**
+ * How many of the logged messages the answer of response `responseId` ends with (the position a
+ * `previous_response_id` continues from), or undefined when no logged answer carries that id.
+ */
+export function answerEnd(logged: readonly LoggedMessage[], responseId: string): number | undefined {
+  for (let i = logged.length - 1; i >= 0; i--) if (logged[i]!.responseId === responseId) return i + 1;
+  return undefined;
 }
 
 /**

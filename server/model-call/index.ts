@@ -56,7 +56,9 @@ async function bindChat(app: AppContext, call: ModelCall, res: Response): Promis
   // So do a `conversation` and `item_reference`s, which name stored state as well.
   if (call.adapter.storesResponses) await checkStoredReferences(app, call.body, call.caller);
   const binding = await app.chats.bind({
-    ...(previous ? { continues: previous.chatId } : {}),
+    ...(previous
+      ? { continues: previous.chatId, continuesAfter: String(call.body.previous_response_id) }
+      : {}),
     requestId: call.requestId,
     startedAt: call.startedAt,
     adapter: call.adapter,

@@ -140,6 +140,36 @@ describe('the Responses API through the gateway', () => {
     assert.deepEqual(texts, ['remember the number 7', 'first', 'what was the number?', 'it was 7']);
   });
 
+  test('previous_response_id of an earlier response forks: a branch from that answer, each path going on in its own chat', async () => {
+    const c = client(gw);
+    const say = async (text: string, previous: string | undefined, answer: string) => {
+      gw.fake.script({
+        responses: { output: [responsesMessage(answer, `msg_${answer.replace(/\W/g, '')}`)] },
+      });
+      const r = await c.responses
+        .create({ model: 'gpt-5', input: text, ...(previous ? { previous_response_id: previous } : {}) })
+        .withResponse();
+      gw.clock.advance(1000);
+      return { id: r.data.id, chat: r.response.headers.get('x-session-id')! };
+    };
+    const textsOf = async (chat: string) =>
+      eventsOfType(await sessionEvents(gw.url, chat), 'message').map((m) =>
+        m.content.map((p) => ('text' in p ? p.text : '')).join(''),
+      );
+    const root = await say('fork root', undefined, 'root answer');
+    const one = await say('path one', root.id, 'answer one');
+    assert.equal(one.chat, root.chat);
+    // Back to the root's answer: the model never saw path one, so neither does this path's log.
+    const two = await say('path two', root.id, 'answer two');
+    assert.ok(two.chat.startsWith(`${root.chat}.`), two.chat);
+    assert.deepEqual(await textsOf(root.chat), ['fork root', 'root answer', 'path one', 'answer one']);
+    assert.deepEqual(await textsOf(two.chat), ['fork root', 'root answer', 'path two', 'answer two']);
+    // Each path goes on where its last response was logged.
+    assert.equal((await say('more of one', one.id, 'answer one+')).chat, root.chat);
+    assert.equal((await say('more of two', two.id, 'answer two+')).chat, two.chat);
+    assert.deepEqual((await textsOf(two.chat)).slice(-2), ['more of two', 'answer two+']);
+  });
+
   test('without input: a prompt template is answered and logged, streamed too', async () => {
     for (const stream of [false, true]) {
       const session = `resp-prompt-${stream}`;
