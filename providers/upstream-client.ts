@@ -110,7 +110,12 @@ export class UpstreamClient {
         );
       }
       if (res.statusCode >= 200 && res.statusCode < 300) {
-        return { status: res.statusCode, headers, body: this.masked(res.body) };
+        const stream = String(headers['content-type'] ?? '').includes('text/event-stream');
+        return {
+          status: res.statusCode,
+          headers,
+          body: stream ? this.masked(res.body) : this.maskedWhole(res.body),
+        };
       }
       const text = this.mask(await res.body.text());
       return { status: res.statusCode, headers, body: bodyOfText(text) };
@@ -141,6 +146,28 @@ export class UpstreamClient {
     const out = this.maskStream();
     pipeline(body, out, () => undefined);
     return withText(out);
+  }
+
+  /**
+   * A body that is not an event stream (a JSON answer) with the keys masked. Its readers take it
+   * whole (`text()`), so it is masked as one string with no stream stage in between (a transform
+   * per answer cost more than the rest of the masking); a reader that streams it gets the same
+   * masked text, and releases the provider's body when it stops early.
+   */
+  private maskedWhole(body: UpstreamResponse['body']): UpstreamResponse['body'] {
+    if (!this.maskStream) return body;
+    const mask = this.mask;
+    let whole: Promise<string> | undefined;
+    const text = () => (whole ??= body.text().then(mask));
+    const out = Readable.from(
+      (async function* () {
+        yield Buffer.from(await text(), 'utf8');
+      })(),
+    );
+    out.on('close', () => {
+      if (!body.destroyed) body.destroy();
+    });
+    return Object.assign(out, { text });
   }
 
   async close(): Promise<void> {

@@ -230,6 +230,25 @@ describe('a provider key inside a 200 stream is masked for the client, the chat 
     );
   });
 
+  test('a JSON answer forwarded as it is (a stored response, embeddings) is masked too', async () => {
+    fake.reset();
+    fake.script({ json: { id: 'resp_echo', object: 'response', note: `the key was ${OPENAI_KEY}` } });
+    const stored = await fetch(`${gw.url}/v1/responses/resp_echo`);
+    assert.equal(stored.status, 200);
+    assert.equal(
+      await stored.text(),
+      JSON.stringify({ id: 'resp_echo', object: 'response', note: 'the key was [masked]' }),
+    );
+    fake.script({ json: { object: 'list', data: [], note: OPENAI_KEY } });
+    const embeddings = await fetch(`${gw.url}/v1/embeddings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'text-embedding-3-small', input: 'hi' }),
+    });
+    assert.equal(embeddings.status, 200);
+    assert.equal(await embeddings.text(), JSON.stringify({ object: 'list', data: [], note: '[masked]' }));
+  });
+
   test('no key in the gateway’s own log lines of all the calls above', () => {
     assert.ok(logs.text.length > 0, 'the calls were logged');
     assert.ok(!logs.text.includes(OPENAI_KEY) && !logs.text.includes(ANTHROPIC_KEY), 'no key in the logs');
