@@ -162,13 +162,13 @@ async function recordLoggedOwners(
 ): Promise<void> {
   const responseId = r.response?.responseId;
   if (responseId && chatId !== binding.chatId)
-    await recordOwner(app.responseOwners, call, responseId, chatId);
+    await recordOwner(app.responseOwners, call, responseId, chatId, !app.passThroughCredentials);
   // Item references are checked only with teams (an open gateway passes them through), so only
   // then are the items worth a record each.
   const items = app.passThroughCredentials ? [] : (r.response?.itemIds ?? []);
   for (let i = 0; i < items.length; i += ITEM_BATCH) {
     await Promise.all(
-      items.slice(i, i + ITEM_BATCH).map((id) => recordOwner(app.itemOwners, call, id, chatId)),
+      items.slice(i, i + ITEM_BATCH).map((id) => recordOwner(app.itemOwners, call, id, chatId, true)),
     );
   }
 }
@@ -184,9 +184,11 @@ async function recordOwner(
   call: ModelCall,
   id: string,
   chatId: string,
+  /** With teams: an id already recorded for another team stays that team's (read first). */
+  teams: boolean,
 ): Promise<void> {
   const team = call.caller.team;
-  const known = await owners.get(id);
+  const known = teams ? await owners.get(id) : undefined;
   if (known && known.team !== team) {
     call.log.warn({ id }, 'id already recorded for another owner; left as it was');
     return;
@@ -206,7 +208,7 @@ async function recordOwnerSafely(
   chatId: string,
 ): Promise<void> {
   try {
-    await recordOwner(app.responseOwners, call, responseId, chatId);
+    await recordOwner(app.responseOwners, call, responseId, chatId, !app.passThroughCredentials);
   } catch (err) {
     app.logger.error({ err, responseId }, 'could not record the owner of a response');
   }
