@@ -2,7 +2,6 @@
  * Masks known secrets (the configured provider keys) in text that leaves the gateway or is logged,
  * such as a provider's error body echoing the key it was given (SPEC section 14).
  */
-import { Transform } from 'node:stream';
 
 export const MASK = '[masked]';
 
@@ -67,29 +66,38 @@ function heldFrom(buf: Buffer, forms: readonly Buffer[]): number {
   return start;
 }
 
+/** Masks the secrets in one byte stream's chunks, in order: each chunk, then the end. */
+export interface ChunkMasker {
+  /** The chunk masked, less a tail that could be the start of a secret cut by the chunk's end. */
+  push(chunk: Uint8Array): Buffer | undefined;
+  /** What was held back at the end. */
+  end(): Buffer | undefined;
+}
+
 /**
- * A factory of transforms that mask the secrets in a byte stream as it passes (a provider's event
- * stream, which may carry an error naming the key): each chunk goes on at once, less only a tail
- * that could be the start of a secret cut by the chunk's end, which goes with the next chunk.
- * Undefined when there is nothing to mask.
+ * A factory of chunk maskers for a byte stream (a provider's event stream, which may carry an error
+ * naming the key): each chunk goes on at once, less only a tail that could be the start of a secret
+ * cut by the chunk's end, which goes with the next chunk. Undefined when there is nothing to mask.
  */
-export function secretStreamMasker(secrets: readonly (string | undefined)[]): (() => Transform) | undefined {
+export function secretChunkMasker(secrets: readonly (string | undefined)[]): (() => ChunkMasker) | undefined {
   const forms = secretForms(secrets).map((s) => Buffer.from(s, 'utf8'));
   if (forms.length === 0) return undefined;
   const mask = Buffer.from(MASK, 'utf8');
   return () => {
     let held: Buffer | undefined;
-    return new Transform({
-      transform(chunk: Uint8Array, _encoding, done) {
+    return {
+      push(chunk) {
         const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
         const buf = maskBytes(held ? Buffer.concat([held, bytes]) : bytes, forms, mask);
         const cut = heldFrom(buf, forms);
         held = cut < buf.length ? buf.subarray(cut) : undefined;
-        done(null, cut > 0 ? buf.subarray(0, cut) : undefined);
+        return cut > 0 ? buf.subarray(0, cut) : undefined;
       },
-      flush(done) {
-        done(null, held);
+      end() {
+        const rest = held;
+        held = undefined;
+        return rest;
       },
-    });
+    };
   };
 }

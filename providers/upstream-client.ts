@@ -4,8 +4,8 @@
  */
 import { Agent, request, errors as undiciErrors } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
-import { Readable, pipeline, type Transform } from 'node:stream';
-import { secretMasker, secretStreamMasker } from '../lib/mask-secrets.ts';
+import { Readable } from 'node:stream';
+import { secretChunkMasker, secretMasker, type ChunkMasker } from '../lib/mask-secrets.ts';
 
 export interface UpstreamTimeouts {
   connectMs: number;
@@ -38,17 +38,6 @@ export interface UpstreamClientOptions {
   secrets?: readonly (string | undefined)[];
 }
 
-/** A stream that also answers `text()` (its whole remaining text). */
-function withText(body: Readable): UpstreamResponse['body'] {
-  return Object.assign(body, {
-    text: async () => {
-      const chunks: Buffer[] = [];
-      for await (const c of body) chunks.push(Buffer.from(c as Uint8Array));
-      return Buffer.concat(chunks).toString('utf8');
-    },
-  });
-}
-
 /** A body already read whole, as a stream that also answers `text()`. */
 function bodyOfText(text: string): UpstreamResponse['body'] {
   return Object.assign(Readable.from([Buffer.from(text, 'utf8')]), { text: async () => text });
@@ -57,14 +46,14 @@ function bodyOfText(text: string): UpstreamResponse['body'] {
 export class UpstreamClient {
   private readonly agent: Agent;
   private readonly mask: (text: string) => string;
-  private readonly maskStream: (() => Transform) | undefined;
+  private readonly chunkMasker: (() => ChunkMasker) | undefined;
 
   constructor(
     private readonly timeouts: UpstreamTimeouts,
     opts: UpstreamClientOptions = {},
   ) {
     this.mask = secretMasker(opts.secrets ?? []);
-    this.maskStream = secretStreamMasker(opts.secrets ?? []);
+    this.chunkMasker = secretChunkMasker(opts.secrets ?? []);
     this.agent = new Agent({
       connect: { timeout: timeouts.connectMs },
       keepAliveTimeout: 30_000,
@@ -138,14 +127,32 @@ export class UpstreamClient {
   }
 
   /**
-   * `body` through the stream masker. Errors of the provider's stream (reset, idle timeout, abort)
-   * reach the reader as they were; a reader that stops early releases the provider's stream.
+   * An event stream with the provider keys masked as its chunks are read, with no stream stage in
+   * between (a transform per answer cost more than the rest of the stream's handling): iterating
+   * the body (`for await`, its iterator) yields masked chunks, and stopping early releases the
+   * provider's stream. It is read by iteration only: `pipe` would hand the provider's bytes on as
+   * they came, so it throws.
    */
   private masked(body: UpstreamResponse['body']): UpstreamResponse['body'] {
-    if (!this.maskStream) return body;
-    const out = this.maskStream();
-    pipeline(body, out, () => undefined);
-    return withText(out);
+    if (!this.chunkMasker) return body;
+    const masker = this.chunkMasker();
+    const chunks = body[Symbol.asyncIterator].bind(body);
+    const text = body.text.bind(body);
+    const mask = this.mask;
+    return Object.assign(body, {
+      async *[Symbol.asyncIterator]() {
+        for await (const chunk of { [Symbol.asyncIterator]: chunks }) {
+          const out = masker.push(chunk as Uint8Array);
+          if (out) yield out;
+        }
+        const rest = masker.end();
+        if (rest) yield rest;
+      },
+      text: async () => mask(await text()),
+      pipe(): never {
+        throw new Error('a masked provider stream is read by iterating it, not piped');
+      },
+    }) as UpstreamResponse['body'];
   }
 
   /**
@@ -155,7 +162,7 @@ export class UpstreamClient {
    * masked text, and releases the provider's body when it stops early.
    */
   private maskedWhole(body: UpstreamResponse['body']): UpstreamResponse['body'] {
-    if (!this.maskStream) return body;
+    if (!this.chunkMasker) return body;
     const mask = this.mask;
     let whole: Promise<string> | undefined;
     const text = () => (whole ??= body.text().then(mask));

@@ -82,7 +82,10 @@ export async function forwardAsIs(
   res.status(up.status);
   if (String(up.headers['content-type'] ?? '').includes('text/event-stream')) res.flushHeaders();
   try {
-    await pipeline(up.body, res);
+    // Read by iterating it: an event stream is masked as it is read (the upstream client's body).
+    await pipeline(async function* () {
+      yield* up.body;
+    }, res);
   } catch (e) {
     // The client left, or the provider broke off: before any byte the client gets the gateway's
     // error; after, only the cut connection can say it.

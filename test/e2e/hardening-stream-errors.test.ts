@@ -247,6 +247,12 @@ describe('a provider key inside a 200 stream is masked for the client, the chat 
     });
     assert.equal(embeddings.status, 200);
     assert.equal(await embeddings.text(), JSON.stringify({ object: 'list', data: [], note: '[masked]' }));
+    // A stored response's events, streamed through as they come.
+    const data = JSON.stringify({ type: 'error', message: `bad key ${OPENAI_KEY}` });
+    fake.script({ sse: [{ event: 'error', data }] });
+    const streamed = await fetch(`${gw.url}/v1/responses/resp_echo?stream=true`);
+    assert.equal(streamed.status, 200);
+    assert.equal(await streamed.text(), `event: error\ndata: ${data.replace(OPENAI_KEY, '[masked]')}\n\n`);
   });
 
   test('no key in the gateway’s own log lines of all the calls above', () => {
