@@ -8,32 +8,17 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { newKey } from '../../server/cli-keys.ts';
 import { itemReferenceIds } from '../../server/response-references.ts';
-import { FakeProvider } from '../fake-provider/fake-provider.ts';
 import { responsesFunctionCall, responsesMessage } from '../fake-provider/fake-responses.ts';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
-
-const research = newKey();
-const design = newKey();
-const admin = newKey();
+import { refusedNotFound, startTeamsGateway, type TeamsGateway } from '../helpers/responses-teams.ts';
 
 function client(gw: TestGateway, apiKey: string): OpenAI {
   return new OpenAI({ baseURL: `${gw.url}/v1`, apiKey, maxRetries: 0 });
 }
 
-/** Asserts that `call` is the gateway's 404 with `message`, in OpenAI's shape, the provider not asked. */
-async function refused(gw: TestGateway, call: Promise<unknown>, message: string, param: string) {
-  const before = gw.fake.requests.length;
-  await assert.rejects(call, (e: unknown) => {
-    assert.ok(e instanceof OpenAI.NotFoundError, `expected a 404, got ${String(e)}`);
-    assert.equal(e.message, `404 ${message}`);
-    assert.equal((e.error as { type?: string }).type, 'not_found_error');
-    assert.equal(e.param, param);
-    return true;
-  });
-  assert.equal(gw.fake.requests.length, before, 'the provider was not asked');
-}
+/** The gateway's 404 with `message` naming `param`, the provider not asked. */
+const refused = refusedNotFound;
 
 const reference = (id: string) => ({ type: 'item_reference' as const, id });
 
@@ -42,26 +27,12 @@ describe('teams: item references and conversations reach only the team’s own s
   let researchOpenai: OpenAI;
   let designOpenai: OpenAI;
   let adminOpenai: OpenAI;
+  let teams: TeamsGateway;
   before(async () => {
-    const fake = await new FakeProvider().start();
-    gw = await startGateway({
-      fakeProvider: fake,
-      config: {
-        providers: [
-          { name: 'fake-openai', format: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk-gateway' },
-        ],
-        teams: [
-          { name: 'research', keys: [research.hash] },
-          { name: 'design', keys: [design.hash] },
-        ],
-        adminKeys: [admin.hash],
-      },
-    });
-    researchOpenai = client(gw, research.key);
-    designOpenai = client(gw, design.key);
-    adminOpenai = client(gw, admin.key);
+    teams = await startTeamsGateway();
+    ({ gw, research: researchOpenai, design: designOpenai, admin: adminOpenai } = teams);
     // Research's answer: two output items, streamed, so the ids come from the stream's events.
-    fake.script({
+    gw.fake.script({
       responses: {
         output: [
           responsesMessage('the findings', 'msg_research_findings'),
@@ -77,8 +48,7 @@ describe('teams: item references and conversations reach only the team’s own s
     for await (const event of stream) void event;
   });
   after(async () => {
-    await gw.close();
-    await gw.fake.close();
+    await teams.close();
   });
 
   test('the team references the output items of its own responses: forwarded as sent', async () => {

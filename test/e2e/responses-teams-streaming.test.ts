@@ -7,53 +7,25 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { newKey } from '../../server/cli-keys.ts';
-import { FakeProvider } from '../fake-provider/fake-provider.ts';
 import { responsesEvents, responsesMessage, responsesObject } from '../fake-provider/fake-responses.ts';
-import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
+import type { TestGateway } from '../helpers/start-gateway.ts';
+import { refusedNotFound, startTeamsGateway, type TeamsGateway } from '../helpers/responses-teams.ts';
 
-const research = newKey();
-const design = newKey();
-
-function client(gw: TestGateway, apiKey: string): OpenAI {
-  return new OpenAI({ baseURL: `${gw.url}/v1`, apiKey, maxRetries: 0 });
-}
-
-/** Asserts that `call` is refused with the gateway's 404 without asking the provider. */
-async function refused(gw: TestGateway, call: Promise<unknown>, id: string): Promise<void> {
-  const before = gw.fake.requests.length;
-  await assert.rejects(call, (e: unknown) => {
-    assert.ok(e instanceof OpenAI.NotFoundError, `expected a 404, got ${String(e)}`);
-    assert.equal(e.message, `404 Response with id '${id}' not found.`);
-    return true;
-  });
-  assert.equal(gw.fake.requests.length, before, 'the provider was not asked');
-}
+/** The gateway's 404 for a response the caller may not reach, the provider not asked. */
+const refused = (gw: TestGateway, call: Promise<unknown>, id: string) =>
+  refusedNotFound(gw, call, `Response with id '${id}' not found.`);
 
 describe('teams: a streamed response is its team’s as soon as its id is known', () => {
   let gw: TestGateway;
   let researchOpenai: OpenAI;
   let designOpenai: OpenAI;
+  let teams: TeamsGateway;
   before(async () => {
-    const fake = await new FakeProvider().start();
-    gw = await startGateway({
-      fakeProvider: fake,
-      config: {
-        providers: [
-          { name: 'fake-openai', format: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk-gateway' },
-        ],
-        teams: [
-          { name: 'research', keys: [research.hash] },
-          { name: 'design', keys: [design.hash] },
-        ],
-      },
-    });
-    researchOpenai = client(gw, research.key);
-    designOpenai = client(gw, design.key);
+    teams = await startTeamsGateway();
+    ({ gw, research: researchOpenai, design: designOpenai } = teams);
   });
   after(async () => {
-    await gw.close();
-    await gw.fake.close();
+    await teams.close();
   });
 
   test('mid-stream, the creating team retrieves and cancels its background response; another team gets 404', async () => {

@@ -7,59 +7,31 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { newKey } from '../../server/cli-keys.ts';
 import type { Caller } from '../../server/auth.ts';
 import { checkPreviousResponse } from '../../server/response-access.ts';
-import { FakeProvider } from '../fake-provider/fake-provider.ts';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
-
-const research = newKey();
-const design = newKey();
-const admin = newKey();
+import { refusedNotFound, startTeamsGateway, type TeamsGateway } from '../helpers/responses-teams.ts';
 
 function client(gw: TestGateway, apiKey: string): OpenAI {
   return new OpenAI({ baseURL: `${gw.url}/v1`, apiKey, maxRetries: 0 });
 }
 
-/** Asserts that `call` is refused with the gateway's 404, worded like OpenAI's, in OpenAI's shape. */
-async function refused(gw: TestGateway, call: Promise<unknown>, id: string): Promise<void> {
-  const before = gw.fake.requests.length;
-  await assert.rejects(call, (e: unknown) => {
-    assert.ok(e instanceof OpenAI.NotFoundError, `expected a 404, got ${String(e)}`);
-    assert.equal(e.message, `404 Response with id '${id}' not found.`);
-    assert.equal((e.error as { type?: string }).type, 'not_found_error');
-    return true;
-  });
-  assert.equal(gw.fake.requests.length, before, 'the provider was not asked');
-}
+/** The gateway's 404 for a response the caller may not reach, the provider not asked. */
+const refused = (gw: TestGateway, call: Promise<unknown>, id: string) =>
+  refusedNotFound(gw, call, `Response with id '${id}' not found.`);
 
 describe('teams: a stored response is reached only by the team that created it, and admins', () => {
   let gw: TestGateway;
   let researchOpenai: OpenAI;
   let designOpenai: OpenAI;
   let adminOpenai: OpenAI;
+  let teams: TeamsGateway;
   before(async () => {
-    const fake = await new FakeProvider().start();
-    gw = await startGateway({
-      fakeProvider: fake,
-      config: {
-        providers: [
-          { name: 'fake-openai', format: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk-gateway' },
-        ],
-        teams: [
-          { name: 'research', keys: [research.hash] },
-          { name: 'design', keys: [design.hash] },
-        ],
-        adminKeys: [admin.hash],
-      },
-    });
-    researchOpenai = client(gw, research.key);
-    designOpenai = client(gw, design.key);
-    adminOpenai = client(gw, admin.key);
+    teams = await startTeamsGateway();
+    ({ gw, research: researchOpenai, design: designOpenai, admin: adminOpenai } = teams);
   });
   after(async () => {
-    await gw.close();
-    await gw.fake.close();
+    await teams.close();
   });
 
   test('the creating team reads, lists, continues and deletes its response, with the gateway’s key', async () => {
