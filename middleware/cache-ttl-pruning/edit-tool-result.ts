@@ -6,7 +6,7 @@
  */
 import type { ToolResultRef } from '../../providers/request-view.ts';
 import { IMAGE_CHARS, weightedChars } from './estimate.ts';
-import { softTrimParts, type SoftTrimLimits } from './soft-trim.ts';
+import { REMOVED_PART_TEXT, softTrimParts, type SoftTrimLimits } from './soft-trim.ts';
 
 /** What an image inside a trimmed or cleared tool result becomes. */
 export const IMAGE_PRUNED_TEXT = '[image removed during context pruning]';
@@ -42,7 +42,8 @@ export function softTrimToolResult(ref: ToolResultRef, limits: SoftTrimLimits): 
 
 /**
  * Replaces the result's content by `placeholder` in place: the first text part holds it and the
- * other text parts become empty; images become `IMAGE_PRUNED_TEXT`. A text part that already is
+ * other text parts `REMOVED_PART_TEXT` (never nothing: a provider may refuse an empty text block);
+ * images become `IMAGE_PRUNED_TEXT`. A text part that already is
  * `IMAGE_PRUNED_TEXT` (an image a soft trim replaced) stays, so clearing a soft-trimmed result
  * gives the same bytes as clearing the original. A result without text parts puts the
  * placeholder in its first image's place. Undefined (and nothing changed) when the result has no
@@ -55,10 +56,13 @@ export function clearToolResult(ref: ToolResultRef, placeholder: string): ToolRe
   const marker = weightedChars(IMAGE_PRUNED_TEXT);
   const imagesToMarkers = slots.length > 0 ? ref.images.length : ref.images.length - 1;
   const charsBefore = toolResultChars(ref);
-  const charsAfter = weightedChars(placeholder) + (keptMarkers + imagesToMarkers) * marker;
+  const charsAfter =
+    weightedChars(placeholder) +
+    (keptMarkers + imagesToMarkers) * marker +
+    Math.max(0, slots.length - 1) * weightedChars(REMOVED_PART_TEXT);
   if (charsAfter >= charsBefore) return undefined;
   if (slots.length > 0) {
-    slots.forEach((slot, i) => slot.set(i === 0 ? placeholder : ''));
+    slots.forEach((slot, i) => slot.set(i === 0 ? placeholder : REMOVED_PART_TEXT));
     for (const image of ref.images) image.replaceWithText(IMAGE_PRUNED_TEXT);
   } else {
     ref.images.forEach((image, i) => image.replaceWithText(i === 0 ? placeholder : IMAGE_PRUNED_TEXT));

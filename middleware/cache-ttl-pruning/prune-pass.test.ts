@@ -14,7 +14,7 @@ import { IMAGE_PRUNED_TEXT } from './edit-tool-result.ts';
 import { estimateTokens } from './estimate.ts';
 import { resolvePruningSettings, type PruningSettings } from './gate.ts';
 import { prunePass } from './prune-pass.ts';
-import { SOFT_TRIM_SEPARATOR, softTrimNote } from './soft-trim.ts';
+import { REMOVED_PART_TEXT, SOFT_TRIM_SEPARATOR, softTrimNote } from './soft-trim.ts';
 
 const PLACEHOLDER = '[Old tool result content cleared]';
 
@@ -279,7 +279,7 @@ for (const format of WIRE_FORMATS) {
         const ref = viewOf(format, body).toolResults()[0];
         assert.deepEqual(
           ref?.texts.map((s) => s.text),
-          [PLACEHOLDER, '', IMAGE_PRUNED_TEXT],
+          [PLACEHOLDER, REMOVED_PART_TEXT, IMAGE_PRUNED_TEXT],
         );
       });
 

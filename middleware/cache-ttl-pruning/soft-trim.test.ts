@@ -1,7 +1,13 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { SOFT_TRIM_SEPARATOR, isSoftTrimmed, softTrimNote, softTrimParts } from './soft-trim.ts';
+import {
+  REMOVED_PART_TEXT,
+  SOFT_TRIM_SEPARATOR,
+  isSoftTrimmed,
+  softTrimNote,
+  softTrimParts,
+} from './soft-trim.ts';
 
 const defaults = { maxChars: 4000, headChars: 1500, tailChars: 1500 };
 
@@ -44,15 +50,20 @@ describe('softTrimParts', () => {
     ]);
   });
 
-  test('parts wholly inside the removed middle become empty', () => {
+  test('parts wholly inside the removed middle hold the removed-part mark, never nothing (Anthropic refuses empty text)', () => {
     const parts = ['a'.repeat(300), 'b'.repeat(300), 'c'.repeat(300), 'd'.repeat(300)];
     const out = softTrimParts(parts, { maxChars: 500, headChars: 100, tailChars: 100 });
     assert.deepEqual(out, [
       'a'.repeat(100) + SOFT_TRIM_SEPARATOR,
-      '',
-      '',
+      REMOVED_PART_TEXT,
+      REMOVED_PART_TEXT,
       'd'.repeat(100) + softTrimNote(100, 100, 1200),
     ]);
+  });
+
+  test('stays when the marks of many short parts in the cut would outweigh what it saves', () => {
+    const parts = ['a'.repeat(100), ...Array.from({ length: 200 }, () => 'b'), 'c'.repeat(100)];
+    assert.equal(softTrimParts(parts, { maxChars: 250, headChars: 100, tailChars: 100 }), undefined);
   });
 
   test('the note ends the last non-empty part; trailing empty parts stay empty', () => {
@@ -77,7 +88,7 @@ describe('softTrimParts', () => {
     assert.equal(softTrimParts([once], limits), undefined);
   });
 
-  test('property: joined parts equal the trim of the joined text; parts keep count; no lone surrogates', () => {
+  test('property: joined parts (less the removed-part marks) equal the trim of the joined text; parts keep count; no part that had text is empty; no lone surrogates', () => {
     const chunk = fc
       .array(fc.constantFrom('a', 'Z', ' ', '\n', '漢', 'か', '한', '😀', 'é'), { maxLength: 40 })
       .chain((units) => fc.nat(30).map((k) => units.join('').repeat(k)));
@@ -92,11 +103,20 @@ describe('softTrimParts', () => {
           const out = softTrimParts(parts, limits);
           const whole = softTrimParts([parts.join('')], limits);
           if (!out) {
-            assert.equal(whole, undefined);
+            // Only the marks of parts the cut takes whole can make a trim that pays for the joined
+            // text not pay for the parts.
+            if (whole) {
+              const saved = [...parts.join('')].length - [...whole[0]!].length;
+              assert.ok(saved <= parts.length * REMOVED_PART_TEXT.length, `saved ${saved}`);
+            }
             return;
           }
           assert.equal(out.length, parts.length);
-          assert.deepEqual([out.join('')], whole);
+          parts.forEach((part, i) => {
+            if (part !== '') assert.notEqual(out[i], '', `part ${i} had text`);
+          });
+          const marksGone = out.map((p, i) => (p === REMOVED_PART_TEXT && parts[i] !== p ? '' : p));
+          assert.deepEqual([marksGone.join('')], whole);
           const total = [...parts.join('')].length;
           assert.ok([...out.join('')].length < total);
           for (const part of out) assert.equal(hasLoneSurrogate(part), false);

@@ -4,13 +4,18 @@
  * and a note after.
  *
  * A result with several text parts is trimmed as one text (the parts joined without separators):
- * the head and tail are cut from that whole, every part keeps its place (parts that fall wholly in
- * the removed middle become empty), `\n...\n` goes where the cut starts and the note ends the last
- * non-empty part. So the parts, joined, read exactly like the trim of the joined text.
+ * the head and tail are cut from that whole, every part keeps its place, `\n...\n` goes where the
+ * cut starts and the note ends the last non-empty part. A part that falls wholly in the removed
+ * middle holds `REMOVED_PART_TEXT`, never nothing: Anthropic refuses an empty text block, inside a
+ * tool result too. So the parts, joined, read like the trim of the joined text with that mark for
+ * each part the cut took whole.
  */
 import { countCodePoints, sliceCodePoints } from '../../lib/code-points.ts';
 
 export const SOFT_TRIM_SEPARATOR = '\n...\n';
+
+/** What a text part holds when an edit took all of its text (a provider may refuse empty text). */
+export const REMOVED_PART_TEXT = '[...]';
 
 export interface SoftTrimLimits {
   readonly maxChars: number;
@@ -53,7 +58,7 @@ export function softTrimParts(parts: readonly string[], limits: SoftTrimLimits):
     if (n > 0) lastNonEmpty = i;
   });
   let offset = 0;
-  return parts.map((part, i) => {
+  const out = parts.map((part, i) => {
     const n = counts[i] ?? 0;
     const start = offset;
     const end = offset + n;
@@ -63,6 +68,8 @@ export function softTrimParts(parts: readonly string[], limits: SoftTrimLimits):
     if (start <= cutStart && cutStart < end) out += SOFT_TRIM_SEPARATOR;
     if (end > cutEnd) out += sliceCodePoints(part, Math.max(start, cutEnd) - start, n);
     if (i === lastNonEmpty) out += note;
-    return out;
+    return out === '' && n > 0 ? REMOVED_PART_TEXT : out;
   });
+  // Many short parts wholly in the cut, each holding the mark, could outweigh what the cut saves.
+  return countCodePoints(out.join('')) < total ? out : undefined;
 }

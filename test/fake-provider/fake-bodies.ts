@@ -32,6 +32,8 @@ export const bodies = {
       `${path}.image.source.base64: image exceeds 5 MB maximum: ${bytes} bytes > ${max} bytes`,
     ),
   anthropicOverloaded: () => anthropicError('overloaded_error', 'Overloaded'),
+  anthropicEmptyText: () =>
+    anthropicError('invalid_request_error', 'messages: text content blocks must be non-empty'),
   anthropicRequestTooLarge: () => ({
     error: { type: 'request_too_large', message: 'Request exceeds the maximum size' },
   }),

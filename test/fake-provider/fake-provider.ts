@@ -217,6 +217,10 @@ export class FakeProvider {
     if (path !== '/v1/chat/completions' && path !== '/v1/messages') {
       return { status: 404, json: { error: { message: `no route ${path}`, type: 'not_found_error' } } };
     }
+    // Anthropic refuses an empty text block anywhere in the messages, inside a tool result too.
+    if (path === '/v1/messages' && hasEmptyTextBlock(body.messages)) {
+      return { status: 400, json: bodies.anthropicEmptyText() };
+    }
     const images = countImages(body);
     const { imageLimit, maxImageBytes, contextLimitChars } = this.options;
     if (maxImageBytes !== undefined) {
@@ -363,4 +367,13 @@ export function countImages(body: Record<string, unknown>): FoundImage[] {
     if (m && typeof m === 'object') visit((m as { content?: unknown }).content, `messages.${i}.content`);
   });
   return out;
+}
+
+/** True when `messages` holds a text block with empty text, at any depth (a tool result's content too). */
+function hasEmptyTextBlock(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(hasEmptyTextBlock);
+  if (typeof value !== 'object' || value === null) return false;
+  const block = value as Record<string, unknown>;
+  if (block.type === 'text' && block.text === '') return true;
+  return hasEmptyTextBlock(block.content);
 }
