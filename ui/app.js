@@ -55,6 +55,8 @@ const state = {
   chat: undefined,
   /** @type {ConversationView | undefined} */
   conversation: undefined,
+  /** Routes shown so far: a route whose turn has passed stops at its next wait. */
+  route: 0,
 };
 
 function route() {
@@ -234,6 +236,8 @@ async function showRoute() {
   }
   const target = chat ?? session;
   if (session === state.session && target === state.chat) return;
+  // Only the latest route goes on after each wait: picks made while one loads never leave two views.
+  const turn = ++state.route;
   state.session = session;
   state.chat = target;
   if (state.items.length > 0) renderSessions(ui.list, state.items, session, (id) => go(id));
@@ -243,7 +247,7 @@ async function showRoute() {
   state.conversation = undefined;
   try {
     const detail = await getJson(path`/v1/sessions/${session}`);
-    if (state.session !== session) return;
+    if (turn !== state.route) return;
     replace(ui.summary, sessionSummary(detail));
     replace(ui.tree, el('h3', null, 'Conversations'), treeList(conversationTree(detail), session, target));
     ui.title.textContent =
@@ -258,6 +262,7 @@ async function showRoute() {
     state.conversation = view;
     await view.open(target === session ? detail : undefined);
   } catch (err) {
+    if (turn !== state.route) return;
     // A refused key: the list asks for another, and this session loads again once one is given.
     if (err instanceof ApiError && err.status === 401) {
       state.session = undefined;

@@ -225,6 +225,31 @@ describe('log viewer in a browser', { skip: noBrowser, timeout: 180_000 }, () =>
     await page.context().close();
   });
 
+  test('picking another conversation while one still loads shows only the last one picked', async () => {
+    const { page, watch } = await open('#session=tree-demo');
+    const nodes = page.locator('#conversation-tree button.conversation');
+    await page.locator('.msg', { hasText: 'first question' }).waitFor();
+    // A slow gateway: each conversation's session detail answers 300 ms late, so both picks wait at once.
+    await page.route('**/v1/sessions/tree-demo', async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await route.continue();
+    });
+    // The branch's own log answers later still: a view left behind would draw over the main one.
+    await page.route(`**/v1/sessions/${encodeURIComponent(branch)}/**`, async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      await route.continue();
+    });
+    await nodes.nth(1).click();
+    await page.waitForTimeout(100);
+    await nodes.nth(0).click();
+    await page.waitForTimeout(1500);
+    assert.equal(await page.locator('#conversation-title').textContent(), 'Conversation tree-demo');
+    assert.equal(await page.locator('.msg', { hasText: 'a question on the edited branch' }).count(), 0);
+    assert.equal(await page.locator('.msg', { hasText: 'first question' }).count(), 1);
+    assert.deepEqual(watch.errors, []);
+    await page.context().close();
+  });
+
   test('a trimmed tool result: the marker in what the model received, the original beside it and on request', async () => {
     const { page, watch } = await open();
     await page.locator('#sessions-list button', { hasText: 'fix-ci-run' }).click();
