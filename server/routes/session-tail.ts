@@ -9,6 +9,7 @@
  */
 import { Router, type Request, type Response } from 'express';
 import { parseReadBound } from '../../chat-log/read-range.ts';
+import { OdaError } from '../../lib/errors.ts';
 import type { AppContext } from '../app-context.ts';
 import { visibleChat } from '../visible-chat.ts';
 
@@ -19,7 +20,17 @@ const BATCH_MAX = 1000;
 /** Where the tail starts: `from`, else the offset after `Last-Event-ID`, else the end of the log. */
 function startOffset(req: Request): number | undefined {
   const q = req.query as Record<string, unknown>;
-  const from = parseReadBound(q.from, 'offset');
+  let from: number | undefined;
+  try {
+    from = parseReadBound(q.from, 'offset');
+  } catch {
+    throw new OdaError(
+      'ODA_ERR_INVALID_REQUEST',
+      400,
+      `from must be a non-negative integer (a log offset), got ${JSON.stringify(String(q.from)).slice(0, 60)}`,
+      { param: 'from' },
+    );
+  }
   if (from !== undefined) return from;
   const last = req.headers['last-event-id'];
   return typeof last === 'string' && /^[0-9]{1,15}$/.test(last) ? Number(last) : undefined;
@@ -31,8 +42,13 @@ function serverListening(req: Request): boolean {
   return server?.listening !== false;
 }
 
-function write(res: Response, text: string): Promise<void> {
-  if (res.write(text)) return Promise.resolve();
+/**
+ * Writes `text`, then waits for the client to take it. Resolves at once when the client is gone:
+ * a closed response never drains, and its 'close' has already fired.
+ */
+export function write(res: Response, text: string): Promise<void> {
+  if (res.destroyed || res.writableEnded) return Promise.resolve();
+  if (res.write(text) || res.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       res.off('drain', done);
@@ -57,7 +73,8 @@ export function sessionTailRoutes(app: AppContext): Router {
     res.setHeader('x-accel-buffering', 'no');
     res.flushHeaders();
 
-    let open = true;
+    // A client that left while the chat was being opened is gone already: no 'close' is coming.
+    let open = !res.destroyed;
     let wake: (() => void) | undefined;
     res.on('close', () => {
       open = false;

@@ -300,6 +300,13 @@ describe('log viewer routes: open gateway', { timeout: 60_000 }, () => {
       events: Array<{ seq: number }>;
     };
     assert.equal(first.events[0]!.seq, 0);
+    const bad = await get(gw, '/v1/sessions/ci-fix/tail?from=abc');
+    assert.equal(bad.status, 400);
+    assert.equal((bad.body as { error: { param: string } }).error.param, 'from');
+    documented('get', '/v1/sessions/ci-fix/tail', 400, bad.body);
+    const badLimit = await get(gw, '/v1/sessions?limit=0');
+    assert.equal((badLimit.body as { error: { param: string } }).error.param, 'limit');
+    documented('get', '/v1/sessions', 400, badLimit.body);
     const missing = await get(gw, '/v1/sessions/nobody/tail');
     assert.equal(missing.status, 404);
     documented('get', '/v1/sessions/nobody/tail', 404, missing.body);
