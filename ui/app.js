@@ -55,6 +55,8 @@ const state = {
   chat: undefined,
   /** @type {ConversationView | undefined} */
   conversation: undefined,
+  /** The filters of the list shown, which its cursors belong to. */
+  listFilters: filters(),
   /** Routes shown so far: a route whose turn has passed stops at its next wait. */
   route: 0,
 };
@@ -125,8 +127,11 @@ function filters() {
  * @param {string | undefined} cursor
  */
 async function loadList(cursor) {
+  // A first page takes the filters as they are now; later pages keep the ones their cursor came with.
+  if (cursor === undefined) state.listFilters = filters();
   try {
-    const page = await listSessions(filters(), cursor);
+    const page = await listSessions(state.listFilters, cursor);
+    ui.fatal.hidden = true;
     ui.keyPanel.hidden = true;
     ui.main.hidden = false;
     state.items = page.items;
@@ -144,6 +149,13 @@ async function loadList(cursor) {
       showWho();
       askForKey(hadKey ? 'That key was refused.' : '');
       return false;
+    }
+    // A refused filter lists nothing rather than the page of the filters before it.
+    if (cursor === undefined) {
+      state.items = [];
+      state.nextCursor = undefined;
+      renderSessions(ui.list, [], state.session, (id) => go(id));
+      ui.pageNext.disabled = true;
     }
     throw err;
   }

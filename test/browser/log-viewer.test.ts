@@ -225,6 +225,21 @@ describe('log viewer in a browser', { skip: noBrowser, timeout: 180_000 }, () =>
     await page.context().close();
   });
 
+  test('a refused filter shows its error over an empty list; the next good filter clears it', async () => {
+    const { page, watch } = await open();
+    await page.locator('#sessions-list .session-id').first().waitFor();
+    await page.fill('#filter-q', 'x'.repeat(200));
+    await page.press('#filter-q', 'Enter');
+    await page.locator('#fatal', { hasText: 'id_contains' }).waitFor();
+    assert.equal(await page.locator('#sessions-list .session-id').count(), 0);
+    await page.fill('#filter-q', 'tree-demo');
+    await page.press('#filter-q', 'Enter');
+    await page.locator('#sessions-list .session-id', { hasText: 'tree-demo' }).first().waitFor();
+    assert.equal(await page.locator('#fatal').isVisible(), false);
+    assert.deepEqual(watch.errors, []);
+    await page.context().close();
+  });
+
   test('picking another conversation while one still loads shows only the last one picked', async () => {
     const { page, watch } = await open('#session=tree-demo');
     const nodes = page.locator('#conversation-tree button.conversation');
