@@ -4,7 +4,7 @@
  * of the version that wrote it (older logs are shown converted to the current version); a chat id
  * is looked up in the data directory (`--data-dir`, else ODA_DATA_DIR, else ./data).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { CliIo } from './cli-io.ts';
 import { readLogText, upgradeToCurrent } from './convert.ts';
@@ -13,38 +13,75 @@ import { FileLogBackend } from './store-file.ts';
 import type { Event } from './format/current.ts';
 import { CURRENT_VERSION } from './format/index.ts';
 
-function option(args: readonly string[], name: string): string | undefined {
-  const i = args.indexOf(name);
-  if (i !== -1) return args[i + 1];
-  const eq = args.find((a) => a.startsWith(`${name}=`));
-  return eq?.slice(name.length + 1);
+const USAGE = 'usage: oda-gateway log read <chat id or file> [--offset N] [--length N] [--data-dir DIR]';
+const OPTIONS = new Set(['--offset', '--length', '--data-dir']);
+
+/** The target and the options (`--name value` or `--name=value`); a message for anything else. */
+function parseArgs(args: readonly string[]): { target: string; options: Map<string, string> } | string {
+  const options = new Map<string, string>();
+  const targets: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (!arg.startsWith('--')) {
+      targets.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const name = eq === -1 ? arg : arg.slice(0, eq);
+    if (!OPTIONS.has(name)) return `unknown option ${name}`;
+    const value = eq === -1 ? args[++i] : arg.slice(eq + 1);
+    if (value === undefined || (eq === -1 && value.startsWith('--'))) return `${name} needs a value`;
+    options.set(name, value);
+  }
+  if (targets.length !== 1)
+    return targets.length === 0 ? 'no chat id or file given' : 'give one chat id or file';
+  return { target: targets[0]!, options };
+}
+
+/** True when `path` names a regular file (a chat id that happens to name a folder is looked up). */
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 export async function logRead(args: readonly string[], io: CliIo): Promise<number> {
-  const target = args.find((a, i) => !a.startsWith('--') && (i === 0 || !args[i - 1]!.startsWith('--')));
-  if (!target) {
-    io.err('usage: oda-gateway log read <chat id or file> [--offset N] [--length N] [--data-dir DIR]');
+  const parsed = parseArgs(args);
+  if (typeof parsed === 'string') {
+    io.err(parsed);
+    io.err(USAGE);
     return 2;
   }
+  const { target, options } = parsed;
   let range: { offset: number; length: number | undefined };
   try {
-    range = parseReadRange(option(args, '--offset'), option(args, '--length'));
+    range = parseReadRange(options.get('--offset'), options.get('--length'));
   } catch (e) {
     io.err((e as Error).message);
     return 2;
   }
   let events: Event[];
-  if (existsSync(target)) {
-    const read = readLogText(readFileSync(target, 'utf8'));
+  if (isFile(target)) {
+    let read;
+    let current;
+    try {
+      read = readLogText(readFileSync(target, 'utf8'));
+      current = upgradeToCurrent(read.version, read.header, read.events);
+    } catch (e) {
+      // Not a chat log (another file, a version this build does not know): say so, no stack.
+      io.err(`${target}: ${(e as Error).message}`);
+      return 1;
+    }
     for (const p of read.problems) io.err(`warning: ${JSON.stringify(p)}`);
-    const current = upgradeToCurrent(read.version, read.header, read.events);
     if (read.version !== CURRENT_VERSION) {
       io.err(`note: version ${read.version} log shown converted to version ${CURRENT_VERSION}`);
     }
     const end = range.length === undefined ? undefined : range.offset + range.length;
     events = current.events.filter((e) => e.seq >= range.offset && (end === undefined || e.seq < end));
   } else {
-    const dataDir = resolve(option(args, '--data-dir') ?? process.env.ODA_DATA_DIR ?? './data');
+    const dataDir = resolve(options.get('--data-dir') ?? process.env.ODA_DATA_DIR ?? './data');
     const backend = new FileLogBackend({ dataDir });
     try {
       if (!(await backend.header(target))) {

@@ -49,3 +49,49 @@ test('log read prints a range of a chat by id, and of an older-version file conv
   assert.ok(v0.lines.length > 0);
   assert.match(v0.errors.join('\n'), /version 0 log shown converted to version 5/);
 });
+
+test('log read: options as --name=value anywhere; unknown or empty options and files that are no chat log say so, without a stack', async () => {
+  const dataDir = tempDir('oda-cli-read-args-');
+  const backend = new FileLogBackend({ dataDir });
+  await backend.create({ version: 5, id: 'chat-2', createdAt: 1 });
+  await backend.append(
+    'chat-2',
+    ['a', 'b', 'c'].map((text) => ({
+      type: 'message' as const,
+      role: 'user' as const,
+      content: [{ kind: 'text' as const, text }],
+    })),
+    5,
+  );
+  await backend.close();
+
+  const eq = capture();
+  assert.equal(await runCli(['log', 'read', '--offset=1', `--data-dir=${dataDir}`, 'chat-2'], eq), 0);
+  assert.deepEqual(
+    eq.lines.map((l) => (JSON.parse(l) as { content: Array<{ text: string }> }).content[0]!.text),
+    ['b', 'c'],
+  );
+
+  for (const [args, message] of [
+    [['chat-2', '--bogus', '3'], /^unknown option --bogus$/],
+    [['chat-2', '--offset'], /^--offset needs a value$/],
+    [['chat-2', '--offset', '--length', '1'], /^--offset needs a value$/],
+    [[], /^no chat id or file given$/],
+  ] as const) {
+    const io = capture();
+    assert.equal(await runCli(['log', 'read', ...args, '--data-dir', dataDir], io), 2, args.join(' '));
+    assert.match(io.errors[0]!, message);
+    assert.match(io.errors[1]!, /^usage: oda-gateway log read/);
+  }
+
+  // A file that is no chat log: its problem in one line, exit 1.
+  const notLog = capture();
+  const packageJson = new URL('../package.json', import.meta.url).pathname;
+  assert.equal(await runCli(['log', 'read', packageJson], notLog), 1);
+  assert.equal(notLog.errors.length, 1);
+  assert.match(notLog.errors[0]!, /package\.json: chat log header \(line 1\) is not valid JSON/);
+  // A folder is no file: the name is looked up as a chat id.
+  const folder = capture();
+  assert.equal(await runCli(['log', 'read', dataDir, '--data-dir', dataDir], folder), 1);
+  assert.match(folder.errors[0]!, /^no chat ".*" in .* \(and no such file\)$/);
+});

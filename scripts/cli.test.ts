@@ -22,7 +22,7 @@ describe('runCli', () => {
     assert.equal(await runCli(['version'], c.io, table), 3);
   });
 
-  test('unknown commands: "<command>: not available yet" and the usage, exit 2', async () => {
+  test('unknown commands: "<command>: unknown command" and the usage, exit 2', async () => {
     for (const [argv, name] of [
       [['log', 'read', 'x'], 'log read'],
       [['keys', 'new'], 'keys new'],
@@ -31,7 +31,7 @@ describe('runCli', () => {
     ] as const) {
       const c = capture();
       assert.equal(await runCli(argv, c.io, table), 2);
-      assert.equal(c.err[0], `${name}: not available yet`);
+      assert.equal(c.err[0], `${name}: unknown command`);
       assert.ok(c.err.includes('usage: oda-gateway <command> [args]'));
       assert.ok(c.err.some((l) => l.includes('log check <file>')));
     }

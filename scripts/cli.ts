@@ -77,7 +77,7 @@ export async function runCli(
     if (entry !== undefined && argv.length >= words) return entry.run(argv.slice(words), io);
   }
   const name = second === undefined || second.startsWith('-') ? first : `${first} ${second}`;
-  io.err(`${name}: not available yet`);
+  io.err(Object.hasOwn(PLANNED, name) ? `${name}: not available yet` : `${name}: unknown command`);
   io.err('');
   for (const line of usage(table)) io.err(line);
   return 2;
