@@ -88,6 +88,8 @@ describe('config', () => {
       /teams\.0\.keys\.0: expected sha256:<64 lowercase hex>/,
     );
     refuses({ server: { bodyLimit: 'huge' } }, /server\.bodyLimit/);
+    // A size of no bytes would refuse every body: as text it is refused like the number 0.
+    for (const bodyLimit of [0, '0', '0kb', '0.4b']) refuses({ server: { bodyLimit } }, /server\.bodyLimit/);
     refuses(
       {
         providers: [
@@ -126,6 +128,14 @@ describe('config', () => {
     assert.equal(c.dataDir, join(dir, 'd'));
     assert.equal(c.attachmentsDir, join(dir, 'd', 'attachments'));
     assert.throws(() => loadConfig({ ODA_CONFIG: file }), /environment variable LOCAL_KEY is not set/);
+    // PORT is a port number, 0 for any free one; anything else names PORT.
+    assert.equal(loadConfig({ ODA_CONFIG: file, LOCAL_KEY: 'k', PORT: '0' }).server.port, 0);
+    for (const port of [' ', '0x1F90', '1e3', '99999', '-1', '80.5'])
+      assert.throws(
+        () => loadConfig({ ODA_CONFIG: file, LOCAL_KEY: 'k', PORT: port }),
+        /^Error: PORT: expected a port number from 0 to 65535|PORT: expected a port number from 0 to 65535/,
+        JSON.stringify(port),
+      );
     const json = join(dir, 'oda.json');
     writeFileSync(json, '{"retries": {"maxRetries": 5}}');
     assert.equal(loadConfig({ ODA_CONFIG: json }).retries.maxRetries, 5);

@@ -199,9 +199,11 @@ function applyEnv(
   const out: Record<string, unknown> = { ...raw };
   const server = { ...((raw.server as Record<string, unknown> | undefined) ?? {}) };
   if (env.HOST) server.host = env.HOST;
-  if (env.PORT) {
-    const port = Number(env.PORT);
-    if (!Number.isInteger(port)) throw new ConfigError(`PORT: expected a whole number, got "${env.PORT}"`);
+  if (env.PORT !== undefined && env.PORT !== '') {
+    const port = /^[0-9]{1,5}$/.test(env.PORT) ? Number(env.PORT) : Number.NaN;
+    // 0 asks the system for a free port (tests, a supervisor that reads the listening address).
+    if (!(port >= 0 && port <= 65_535))
+      throw new ConfigError(`PORT: expected a port number from 0 to 65535, got "${env.PORT}"`);
     server.port = port;
   }
   out.server = server;

@@ -19,5 +19,7 @@ export function parseByteSize(input: string | number): number | undefined {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?\s*$/i.exec(input);
   if (!m) return undefined;
   const mult = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[(m[2] ?? 'b').toLowerCase() as 'b'];
-  return Math.round(Number(m[1]) * mult);
+  const bytes = Math.round(Number(m[1]) * mult);
+  // A size is at least one byte, as a plain number must be.
+  return bytes > 0 ? bytes : undefined;
 }

@@ -12,9 +12,12 @@ import { createLogger } from './logger.ts';
 
 function configPathFromArgs(argv: string[]): string | undefined {
   const i = argv.indexOf('--config');
-  if (i !== -1) return argv[i + 1];
-  const eq = argv.find((a) => a.startsWith('--config='));
-  return eq?.slice('--config='.length);
+  const path =
+    i !== -1 ? argv[i + 1] : argv.find((a) => a.startsWith('--config='))?.slice('--config='.length);
+  // `--config` asks for a file: without one, start-up stops rather than run on defaults.
+  if ((i !== -1 || path !== undefined) && (path === undefined || path === '' || path.startsWith('--')))
+    throw new ConfigError('--config: expected the path of a config file after it');
+  return path;
 }
 
 async function main(): Promise<void> {

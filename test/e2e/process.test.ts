@@ -50,6 +50,26 @@ describe('the gateway process run from source (server/main.ts under tsx)', () =>
     );
   });
 
+  test('--config without a file, or a PORT that is no port, stops start-up naming it', async () => {
+    const dir = tempDir('oda-proc-');
+    for (const [env, args, message] of [
+      [{}, ['--config'], /--config: expected the path of a config file after it/],
+      [{ PORT: ' ' }, [], /PORT: expected a port number from 0 to 65535, got " "/],
+    ] as const) {
+      const started = startMain({ ODA_DATA_DIR: join(dir, 'data'), ...env }, [...args]);
+      // A gateway that starts anyway is stopped, so the test fails instead of waiting on it.
+      if (
+        (await started.url.then(
+          () => 'listening',
+          () => 'exited',
+        )) === 'listening'
+      )
+        started.child.kill();
+      assert.equal(await exitCode(started.child), 1, started.out());
+      assert.match(started.out(), message);
+    }
+  });
+
   test('serves with zero config from the environment, and SIGTERM lets a stream finish then exits 0', async () => {
     const fake = await new FakeProvider({
       chunkDelayMs: 40,
