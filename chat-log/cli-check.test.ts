@@ -89,7 +89,7 @@ describe('log check', () => {
     await assert.rejects(promisify(execFile)(process.execPath, [bin, 'frobnicate']), (err: unknown) => {
       const e = err as { code?: number; stderr?: string };
       assert.equal(e.code, 2);
-      assert.match(e.stderr ?? '', /^frobnicate: not available yet$/m);
+      assert.match(e.stderr ?? '', /^frobnicate: unknown command$/m);
       assert.match(e.stderr ?? '', /^usage: oda-gateway <command>/m);
       return true;
     });
