@@ -60,26 +60,13 @@ export const messagesModel: ReadModel<MessagesState> = {
         messages = (messages ?? state.messages).filter((m) => m.seq < fromSeq || m.seq > toSeq);
         continue;
       }
-      if (event.type === 'response' && event.ok && event.responseId !== undefined) {
-        // The answer's messages sit right before its response: the last of them ends that answer.
+      if (event.type === 'response') {
         const list = messages ?? state.messages;
-        const last = list.at(-1);
-        if (last && last.answeredAt !== undefined && last.seq === event.seq - 1) {
-          messages = [...list.slice(0, -1), { ...last, responseId: event.responseId }];
-        }
-        continue;
-      }
-      if (event.type === 'response' && !event.ok) {
-        // The answer messages logged with a failed response sit right before it, seq by seq.
-        const list = messages ?? state.messages;
-        let n = list.length;
-        while (
-          n > 0 &&
-          list[n - 1]!.answeredAt !== undefined &&
-          list[n - 1]!.seq === event.seq - (list.length - n) - 1
-        )
-          n--;
-        if (n < list.length) messages = list.slice(0, n);
+        const start = answerStart(list, event.seq);
+        if (start === list.length) continue;
+        if (!event.ok) messages = list.slice(0, start);
+        else if (event.responseId !== undefined)
+          messages = [...list.slice(0, -1), { ...list.at(-1)!, responseId: event.responseId }];
         continue;
       }
       if (event.type !== 'message') continue;
@@ -102,6 +89,22 @@ export const messagesModel: ReadModel<MessagesState> = {
     return messages ? { messages } : state;
   },
 };
+
+/**
+ * Where the answer a response event (at `responseSeq`) closes begins in `list`: the provider's
+ * messages logged with it sit right before it, seq by seq (`list.length` when there are none, as
+ * for a refusal, or an answer the log already held).
+ */
+function answerStart(list: readonly LoggedMessage[], responseSeq: number): number {
+  let n = list.length;
+  while (
+    n > 0 &&
+    list[n - 1]!.answeredAt !== undefined &&
+    list[n - 1]!.seq === responseSeq - (list.length - n) - 1
+  )
+    n--;
+  return n;
+}
 
 /**
  * Content that is only the model's reasoning: reasoning parts, or the opaque reasoning item a
