@@ -54,12 +54,11 @@ export interface BindInput {
   headers: IncomingHttpHeaders;
   caller: Caller;
   /**
-   * The chat a `previous_response_id` continues: the provider holds the history, the request sends
-   * only what follows it, so its messages are appended after the chat's.
+   * The chat a `previous_response_id` continues, and that response: the provider holds the
+   * history, the request sends only what follows it, so its messages are appended after that
+   * response's answer in the chat (a branch when the chat went on past it).
    */
-  continues?: string;
-  /** The `previous_response_id` itself, whose answer the request follows in that chat. */
-  continuesAfter?: string;
+  continues?: { chatId: string; responseId: string };
 }
 
 export interface ResponseRecord {
@@ -124,7 +123,7 @@ export class ChatBinder {
     const explicit = requested?.source === 'header' ? requested.id : undefined;
     const sessionId =
       explicit === undefined && input.continues !== undefined
-        ? input.continues
+        ? input.continues.chatId
         : scopedChatId(requested?.id ?? (await this.derivedId(input, wire)), input.caller);
     // Cheap refusals first, before any normalizing or attachment writing.
     const meta = headerMetadata(input.headers, input.caller);
@@ -224,7 +223,7 @@ export class ChatBinder {
       known,
       request,
       0,
-      input.continues !== undefined ? input.continuesAfter : undefined,
+      input.continues?.responseId,
       input.startedAt,
     );
     // The wire messages stand for the chat's messages before the answer (after a compaction, the

@@ -57,7 +57,7 @@ async function bindChat(app: AppContext, call: ModelCall, res: Response): Promis
   if (call.adapter.storesResponses) await checkStoredReferences(app, call.body, call.caller);
   const binding = await app.chats.bind({
     ...(previous
-      ? { continues: previous.chatId, continuesAfter: String(call.body.previous_response_id) }
+      ? { continues: { chatId: previous.chatId, responseId: String(call.body.previous_response_id) } }
       : {}),
     requestId: call.requestId,
     startedAt: call.startedAt,
