@@ -5,7 +5,6 @@
  * answer.
  */
 import type { Response } from 'express';
-import type { ResponseOwners } from '../../chat-log/response-owners.ts';
 import type { CallContext } from '../../middleware/call-context.ts';
 import type { RepairLoopResult } from '../../middleware/repair-loop.ts';
 import { UpstreamError } from '../../providers/upstream-client.ts';
@@ -16,6 +15,7 @@ import { upstreamFailure } from '../upstream-failure.ts';
 import { accountAnswer, loggedMechanisms } from '../usage-accounting.ts';
 import type { ForwardProgress } from './forward.ts';
 import type { ModelCall } from './read-call.ts';
+import { recordLoggedOwners, recordOwnerSafely } from './record-response-owners.ts';
 
 /** Answers a call whose repair loop returned. */
 export async function respond(
@@ -142,75 +142,6 @@ async function recordSafely(
     if (call.adapter.storesResponses) await recordLoggedOwners(app, call, binding, r, chatId);
   } catch (err) {
     app.logger.error({ err }, 'could not append the response to the chat log');
-  }
-}
-
-/** Output items recorded at once: an answer of many items never opens a file per item all together. */
-const ITEM_BATCH = 16;
-
-/**
- * Once an answer is logged in `chatId`: its response id follows it when that is another chat than
- * the one it was bound to (a branch), and its output items, which a later `item_reference` names,
- * are recorded as the caller's team's.
- */
-async function recordLoggedOwners(
-  app: AppContext,
-  call: ModelCall,
-  binding: ChatBinding,
-  r: ResponseRecord,
-  chatId: string,
-): Promise<void> {
-  const responseId = r.response?.responseId;
-  if (responseId && chatId !== binding.chatId)
-    await recordOwner(app.responseOwners, call, responseId, chatId, !app.passThroughCredentials);
-  // Item references are checked only with teams (an open gateway passes them through), so only
-  // then are the items worth a record each.
-  const items = app.passThroughCredentials ? [] : (r.response?.itemIds ?? []);
-  for (let i = 0; i < items.length; i += ITEM_BATCH) {
-    await Promise.all(
-      items.slice(i, i + ITEM_BATCH).map((id) => recordOwner(app.itemOwners, call, id, chatId, true)),
-    );
-  }
-}
-
-/**
- * Records that `id` (a response, or an output item of one) belongs to the caller's team, its chat
- * and provider (SPEC section 9). The first team recorded keeps it: an id already owned by another
- * team (which a provider never hands out twice) is left to that team, so no answer can move stored
- * state into another team's reach.
- */
-async function recordOwner(
-  owners: ResponseOwners,
-  call: ModelCall,
-  id: string,
-  chatId: string,
-  /** With teams: an id already recorded for another team stays that team's (read first). */
-  teams: boolean,
-): Promise<void> {
-  const team = call.caller.team;
-  const known = teams ? await owners.get(id) : undefined;
-  if (known && known.team !== team) {
-    call.log.warn({ id }, 'id already recorded for another owner; left as it was');
-    return;
-  }
-  await owners.set(id, {
-    chatId,
-    provider: call.provider.config.name,
-    ...(team ? { team } : {}),
-  });
-}
-
-/** `recordOwner` while the answer is delivered: a failure is logged, never thrown at the client. */
-async function recordOwnerSafely(
-  app: AppContext,
-  call: ModelCall,
-  responseId: string,
-  chatId: string,
-): Promise<void> {
-  try {
-    await recordOwner(app.responseOwners, call, responseId, chatId, !app.passThroughCredentials);
-  } catch (err) {
-    app.logger.error({ err, responseId }, 'could not record the owner of a response');
   }
 }
 
