@@ -10,7 +10,6 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { listenGateway } from '../../server/listen.ts';
@@ -19,6 +18,7 @@ import { parseConfig } from '../../config/config.ts';
 import { createLogger } from '../../server/logger.ts';
 import { loadOpenApi, validateResponse } from '../helpers/openapi-validator.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { Captured } from '../helpers/captured-log.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 const doc = loadOpenApi();
@@ -38,14 +38,6 @@ const messagesBody = JSON.stringify({
   messages: [{ role: 'user', content: 'hi' }],
 });
 const chatBody = JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] });
-
-class Captured extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString('utf8');
-    done();
-  }
-}
 
 describe('a web page cannot drive a local gateway', () => {
   let gw: TestGateway;

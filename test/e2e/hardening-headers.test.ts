@@ -10,7 +10,6 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
@@ -19,18 +18,11 @@ import { anthropicMessage } from '../fake-provider/fake-bodies.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { newKey } from '../../server/cli-keys.ts';
 import { createLogger } from '../../server/logger.ts';
+import { Captured } from '../helpers/captured-log.ts';
 
 const team = newKey();
 const OPENAI_KEY = 'sk-openai-provider-key-0123456789';
 const ANTHROPIC_KEY = 'sk-ant-provider-key-9876543210';
-
-class Captured extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString('utf8');
-    done();
-  }
-}
 
 /** What Claude Code sends besides its key (recorded from claude-cli 2.x). */
 const CLAUDE_CODE_HEADERS = {

@@ -9,22 +9,14 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
 import { FakeProvider } from '../fake-provider/fake-provider.ts';
 import type { SseEvent } from '../fake-provider/fake-bodies.ts';
 import { createLogger } from '../../server/logger.ts';
+import { Captured } from '../helpers/captured-log.ts';
 
 const OPENAI_KEY = 'sk-openai-SECRET-0123456789';
 const ANTHROPIC_KEY = 'sk-ant-SECRET-9876543210';
-
-class Captured extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString('utf8');
-    done();
-  }
-}
 
 const sse = (type: string, body: Record<string, unknown>): SseEvent => ({
   event: type,

@@ -6,7 +6,6 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -17,20 +16,12 @@ import { bodies } from '../fake-provider/fake-bodies.ts';
 import { newKey } from '../../server/cli-keys.ts';
 import { createLogger } from '../../server/logger.ts';
 import type { Event } from '../../chat-log/format/current.ts';
+import { Captured } from '../helpers/captured-log.ts';
 
 const research = newKey();
 const admin = newKey();
 const PROVIDER_KEY = 'sk-provider-secret-0123456789';
 const WRONG_KEY = 'oda_not-a-key-of-this-gateway';
-
-/** Every line the gateway's logger wrote. */
-class Captured extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString('utf8');
-    done();
-  }
-}
 
 interface Answer {
   status: number;
