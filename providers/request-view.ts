@@ -31,6 +31,12 @@ export interface ImageRef {
   /** True when the image sits inside a tool result. */
   readonly inToolResult: boolean;
   readonly source: ImageSource;
+  /**
+   * True when replacing it leaves an image in its place (a computer-use screenshot must stay an image,
+   * so a placeholder goes there): setting it aside makes the request smaller, but the provider still
+   * counts an image.
+   */
+  readonly keepsImageSlot?: boolean;
   /** Replaces this image part, in place, by a text part holding `text`. */
   replaceWithText(text: string): void;
 }

@@ -12,13 +12,16 @@ function samePath(a: WirePath, b: WirePath): boolean {
 }
 
 /**
- * The images to set aside for `refusal`, oldest first; empty when no image is left to set aside.
+ * The images to set aside for `refusal`, oldest first; empty when no image is left to set aside, or
+ * when setting aside cannot answer the refusal.
  * - Counts stated ("N > M"): the oldest `max(images left, N) - M`, at least one, so one round is
- *   enough even when the provider counted more than the view sees.
- * - Otherwise at least `atLeast` (the repairs pass twice the previous round's count, so a refusal
- *   that never says how many is done in a few rounds, not one round per image): the image the
- *   refusal names (a per-image size or dimension error) first when its path matches, then the
- *   oldest.
+ *   enough even when the provider counted more than the view sees. Only images whose setting aside
+ *   lowers the count are taken (a computer-use screenshot keeps a placeholder image in its place);
+ *   when those are too few to get under M, none is taken: the setting aside would be permanent and
+ *   the request refused all the same.
+ * - An image named (a per-image size or dimension error) whose path matches: that image alone.
+ * - Otherwise at least `atLeast` of the oldest (the repairs pass twice the previous round's count,
+ *   so a refusal that never says how many is done in a few rounds, not one round per image).
  */
 export function chooseImagesToSetAside(
   view: RequestView,
@@ -28,12 +31,12 @@ export function chooseImagesToSetAside(
   const images = view.images();
   if (images.length === 0) return [];
   if (refusal.count) {
-    const excess = Math.max(images.length, refusal.count.sent) - refusal.count.max;
-    return images.slice(0, Math.min(images.length, Math.max(1, excess)));
+    const excess = Math.max(1, Math.max(images.length, refusal.count.sent) - refusal.count.max);
+    const counted = images.filter((image) => image.keepsImageSlot !== true);
+    return counted.length < excess ? [] : counted.slice(0, excess);
   }
-  const want = Math.max(1, atLeast);
   const named = refusal.imagePath;
   const match = named ? images.find((image) => samePath(image.path, named)) : undefined;
-  if (!match) return images.slice(0, want);
-  return [match, ...images.filter((image) => image !== match).slice(0, want - 1)];
+  if (match) return [match];
+  return images.slice(0, Math.max(1, atLeast));
 }

@@ -115,6 +115,7 @@ function screenshotRef(
     messageIndex: index,
     path: ['input', index, 'output'],
     inToolResult: true,
+    keepsImageSlot: true,
     source,
     replaceWithText(text: string) {
       if (item.output !== output) return;
