@@ -1,6 +1,6 @@
 /** The only place errors become HTTP bodies, in the error shape of the endpoint's format. */
 import type { ErrorRequestHandler, Request } from 'express';
-import { OdaError, isOdaError } from '../lib/errors.ts';
+import { OdaError, isOdaError, type OdaErrorCode } from '../lib/errors.ts';
 import { FORMATS } from '../providers/registry.ts';
 import type { WireFormat } from '../providers/provider.ts';
 import type { Logger } from './logger.ts';
@@ -52,9 +52,16 @@ export function toOdaError(err: unknown): OdaError {
   return new OdaError('ODA_ERR_INTERNAL', 500, 'internal gateway error', { cause: err });
 }
 
+/**
+ * Server errors a retry cannot change (a chat log damaged on disk, a configuration the store
+ * refuses): they say `x-should-retry: false`, or an SDK would ask again, twice by default.
+ */
+const FINAL_SERVER_ERRORS: ReadonlySet<OdaErrorCode> = new Set(['ODA_ERR_LOG_READ', 'ODA_ERR_CONFIG']);
+
 /** Writes an OdaError in the format of the endpoint that `req` addressed. */
 export function sendError(req: Request, res: import('express').Response, err: OdaError): void {
   const adapter = FORMATS[formatFor(req)];
+  if (FINAL_SERVER_ERRORS.has(err.code)) res.setHeader('x-should-retry', 'false');
   for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
   res
     .status(err.status)
