@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { RedisLogBackend } from './store-redis.ts';
 import {
   FileUsageLedger,
@@ -68,10 +69,28 @@ describe('days', () => {
       '2026-03-02',
     ]);
     assert.deepEqual(daysBetween('2026-03-02', '2026-03-01'), []);
+    assert.deepEqual(daysBetween('2026-03-02', 'not a day'), []);
     assert.equal(
       Object.values(noCounts()).every((n) => n === 0),
       true,
     );
+  });
+});
+
+describe('days at the end of the calendar', () => {
+  test('a range ending on 9999-12-31 ends (the day after prints as +010000-01-01)', () => {
+    // In a child process with a deadline, so a loop that never ends fails this test instead of
+    // hanging the run.
+    const url = JSON.stringify(new URL('./usage-ledger.ts', import.meta.url).href);
+    const code = `const m = await import(${url}); console.log(JSON.stringify(m.daysBetween('9999-12-29', '9999-12-31')));`;
+    const run = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', '--max-old-space-size=256', '--input-type=module', '-e', code],
+      { encoding: 'utf8', timeout: 20_000, killSignal: 'SIGKILL' },
+    );
+    assert.equal(run.error, undefined, 'daysBetween ended within 20 s');
+    assert.equal(run.status, 0, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout), ['9999-12-29', '9999-12-30', '9999-12-31']);
   });
 });
 

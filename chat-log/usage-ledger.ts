@@ -51,10 +51,14 @@ export function utcDay(at: number): string {
   return new Date(at).toISOString().slice(0, 10);
 }
 
-/** Every day from `from` to `to` (YYYY-MM-DD, inclusive), in order. */
+/**
+ * Every day from `from` to `to` (YYYY-MM-DD, inclusive), in order. Compared as times, not as text:
+ * the day after 9999-12-31 prints as `+010000-01-01`, which sorts before it.
+ */
 export function daysBetween(from: string, to: string): string[] {
   const days: string[] = [];
-  for (let t = Date.parse(`${from}T00:00:00Z`); utcDay(t) <= to; t += 86_400_000) days.push(utcDay(t));
+  const end = Date.parse(`${to}T00:00:00Z`);
+  for (let t = Date.parse(`${from}T00:00:00Z`); t <= end; t += 86_400_000) days.push(utcDay(t));
   return days;
 }
 
