@@ -14,6 +14,7 @@ import {
   branchId,
   freeRegeneration,
   pathHash,
+  readBranchSeed,
   regenerationWith,
 } from './chat-binder-branches.ts';
 import { childChatId } from './conversations.ts';
@@ -98,7 +99,8 @@ export async function appendIncoming(
       };
     }
     if (diverges && !replaced && depth < 8) {
-      // Seed the branch with every event before the first logged message it does not share.
+      // Seed the branch with every event before the first logged message it does not share, and
+      // the decisions recorded later about the messages it does share.
       const seedUntil = logged[k]!.seq;
       const prefix = logged.slice(0, k).map((m) => m.digest);
       // A continuation of a regenerated answer goes on in the branch that answer was logged in.
@@ -187,7 +189,7 @@ export async function appendIncoming(
   }
   const { id: childId, seedUntil, header: parentHeader } = outcome.branch!;
   if (!(await chatLog.open(childId))) {
-    const seed = seedUntil > 0 ? await chatLog.read(id, 0, seedUntil) : [];
+    const seed = await readBranchSeed(chatLog, id, seedUntil);
     await chatLog.createChat(
       {
         id: childId,

@@ -13,7 +13,7 @@ import type { Clock } from '../lib/clock.ts';
 import { OdaError } from '../lib/errors.ts';
 import type { ChatDecisions } from '../middleware/call-context.ts';
 import type { BindInput, ChatBinding } from './chat-binder.ts';
-import { branchConversation, branchId } from './chat-binder-branches.ts';
+import { branchConversation, branchId, readBranchSeed } from './chat-binder-branches.ts';
 
 /** Appends of events the binder built itself: not validated against the log's schema again. */
 const BUILT = { built: true } as const;
@@ -125,7 +125,7 @@ export function chatBinding(
       });
       if (!branch) return chatId;
       if (!(await chatLog.open(branch.id))) {
-        const seed = branch.seedUntil > 0 ? await chatLog.read(chatId, 0, branch.seedUntil) : [];
+        const seed = await readBranchSeed(chatLog, chatId, branch.seedUntil);
         const {
           version: _v,
           id: _id,

@@ -6,8 +6,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { ChatLog, MessageKey } from '../chat-log/chat-log.ts';
+import { branchSeed } from '../chat-log/branch-seed.ts';
 import { recognises } from '../chat-log/read-models/messages.ts';
-import type { Conversation, Header } from '../chat-log/format/current.ts';
+import type { Conversation, Event, Header } from '../chat-log/format/current.ts';
 
 /**
  * The id of the branch that continues `base` with the incoming history up to the divergent message.
@@ -62,4 +63,17 @@ export async function regenerationWith(
 /** A branch belongs to the session of the chat it branches from. */
 export function branchConversation(parent: Header, parentId: string): Conversation {
   return { kind: 'branch', session: parent.conversation?.session ?? parentId };
+}
+
+/**
+ * The seed of a branch of `parentId` that shares the events before `seedUntil`: those events and
+ * the parent's later decisions about them (`branchSeed`), so the branch's own log holds what its
+ * requests replay.
+ */
+export async function readBranchSeed(
+  chatLog: ChatLog,
+  parentId: string,
+  seedUntil: number,
+): Promise<Event[]> {
+  return seedUntil > 0 ? branchSeed(await chatLog.read(parentId), seedUntil) : [];
 }

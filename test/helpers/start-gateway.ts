@@ -20,6 +20,14 @@ import { dropPrefix, uniquePrefix } from './redis-test.ts';
 /** True when this run keeps the e2e gateways' chat logs in Redis. */
 export const testStoreIsRedis = process.env.ODA_TEST_STORE === 'redis' && Boolean(process.env.REDIS_URL);
 
+/**
+ * The Redis key prefix of the gateways started on `dataDir` (a restart finds the same chats). They
+ * leave it in place when they close: a test that restarts drops it with `dropPrefix` at its end.
+ */
+export function sharedRedisPrefix(dataDir: string): string {
+  return `oda-test:e2e:${createHash('sha256').update(dataDir).digest('hex').slice(0, 16)}:`;
+}
+
 export interface TestGateway {
   /** Base URL of the gateway, e.g. http://127.0.0.1:40123 */
   url: string;
@@ -63,7 +71,7 @@ export async function startGateway(
   const redisPrefix =
     testStoreIsRedis && !opts.deps?.backend
       ? opts.dataDir
-        ? `oda-test:e2e:${createHash('sha256').update(opts.dataDir).digest('hex').slice(0, 16)}:`
+        ? sharedRedisPrefix(opts.dataDir)
         : uniquePrefix('e2e')
       : undefined;
   const gateway = createApp(config, {
