@@ -13,9 +13,11 @@ import {
   branchConversation,
   branchId,
   freeRegeneration,
+  parentCache,
   pathHash,
   readBranchSeed,
   regenerationWith,
+  type ParentCache,
 } from './chat-binder-branches.ts';
 import { childChatId } from './conversations.ts';
 import { compactionOf, isSummaryRequest } from './compaction.ts';
@@ -57,7 +59,14 @@ export async function appendIncoming(
   after?: string,
   /** When the request started (a regeneration starts after the answer it replaces was logged). */
   startedAt = Number.POSITIVE_INFINITY,
-): Promise<{ chatId: string; state: ChatState; answerAt: number; compacted: boolean }> {
+): Promise<{
+  chatId: string;
+  state: ChatState;
+  answerAt: number;
+  compacted: boolean;
+  /** Set when this request created the branch it is logged in: what its call takes from the parent. */
+  parent?: ParentCache;
+}> {
   await ensureChat(chatLog, id, meta);
   const outcome = await chatLog.withChat(id, async (state) => {
     const logged = state.messages.messages;
@@ -107,7 +116,14 @@ export async function appendIncoming(
       const regenerated =
         logged[k]!.role === 'model' ? await regenerationWith(chatLog, id, prefix, keys[i]!) : undefined;
       const path = [...prefix, keys[i]!.digest];
-      return { branch: { id: regenerated ?? branchId(id, path), seedUntil, header: state.header } };
+      return {
+        branch: {
+          id: regenerated ?? branchId(id, path),
+          seedUntil,
+          header: state.header,
+          cache: parentCache(state),
+        },
+      };
     }
     // Only a request that started after that answer was logged: concurrent requests for one
     // history (an agent's parallel calls, a burst) all belong to the chat itself.
@@ -122,6 +138,7 @@ export async function appendIncoming(
           id: await freeRegeneration(chatLog, id, prefix),
           seedUntil: logged[k]!.seq,
           header: state.header,
+          cache: parentCache(state),
         },
       };
     }
@@ -187,10 +204,11 @@ export async function appendIncoming(
       startedAt,
     );
   }
-  const { id: childId, seedUntil, header: parentHeader } = outcome.branch!;
+  const { id: childId, seedUntil, header: parentHeader, cache } = outcome.branch!;
+  let created = false;
   if (!(await chatLog.open(childId))) {
     const seed = await readBranchSeed(chatLog, id, seedUntil);
-    await chatLog.createChat(
+    const { status } = await chatLog.createChat(
       {
         id: childId,
         ...meta,
@@ -200,8 +218,9 @@ export async function appendIncoming(
       },
       seed,
     );
+    created = status === 'created';
   }
-  return appendIncoming(
+  const bound = await appendIncoming(
     chatLog,
     turns,
     childId,
@@ -214,4 +233,6 @@ export async function appendIncoming(
     undefined,
     startedAt,
   );
+  // Diverging from the new branch too, the call is bound to a branch of it, which inherits from it.
+  return created && !bound.parent ? { ...bound, parent: cache } : bound;
 }

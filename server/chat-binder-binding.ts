@@ -13,7 +13,7 @@ import type { Clock } from '../lib/clock.ts';
 import { OdaError } from '../lib/errors.ts';
 import type { ChatDecisions } from '../middleware/call-context.ts';
 import type { BindInput, ChatBinding } from './chat-binder.ts';
-import { branchConversation, branchId, readBranchSeed } from './chat-binder-branches.ts';
+import { branchConversation, branchId, readBranchSeed, type ParentCache } from './chat-binder-branches.ts';
 
 /** Appends of events the binder built itself: not validated against the log's schema again. */
 const BUILT = { built: true } as const;
@@ -31,14 +31,20 @@ export function chatBinding(
   input: BindInput,
   answerAt: number,
   history: ChatBinding['history'],
+  /** For the first request of a branch it just created: the parent's cache clock and window. */
+  parent?: ParentCache,
 ): ChatBinding {
   const d = state.decisions;
+  const imageReplayFrom = parent?.imageReplayFrom ?? d.imageReplay?.from;
   const decisions: ChatDecisions = {
     trims: Object.values(d.trims).sort((a, b) => a.seq - b.seq),
     setAside: Object.values(d.setAside).sort((a, b) => a.seq - b.seq),
     projection: d.pruning?.projection ?? [],
-    ...(d.imageReplay ? { imageReplayFrom: d.imageReplay.from } : {}),
+    ...(imageReplayFrom !== undefined ? { imageReplayFrom } : {}),
   };
+  const touched = [state.cacheClock.lastCacheTouchAt ?? undefined, parent?.lastCacheTouchAt].filter(
+    (t) => t !== undefined,
+  );
   const record = async (events: NewEvent[]) => {
     try {
       await chatLog.append(chatId, events, undefined, BUILT);
@@ -58,7 +64,7 @@ export function chatBinding(
     chatId,
     decisions,
     history,
-    lastCacheTouchAt: state.cacheClock.lastCacheTouchAt ?? undefined,
+    lastCacheTouchAt: touched.length > 0 ? Math.max(...touched) : undefined,
     describeImage(image) {
       if (image.source.kind !== 'base64') return {};
       const decoded = decodeImageSource(image.source);

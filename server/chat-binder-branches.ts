@@ -5,7 +5,7 @@
  * response's recording branch a chat, and must name the same branch for the same path.
  */
 import { createHash } from 'node:crypto';
-import type { ChatLog, MessageKey } from '../chat-log/chat-log.ts';
+import type { ChatLog, ChatState, MessageKey } from '../chat-log/chat-log.ts';
 import { branchSeed } from '../chat-log/branch-seed.ts';
 import { recognises } from '../chat-log/read-models/messages.ts';
 import type { Conversation, Event, Header } from '../chat-log/format/current.ts';
@@ -76,4 +76,25 @@ export async function readBranchSeed(
   seedUntil: number,
 ): Promise<Event[]> {
   return seedUntil > 0 ? branchSeed(await chatLog.read(parentId), seedUntil) : [];
+}
+
+/**
+ * What a branch's first request takes from the chat it branches from, beside the seed: the cache
+ * clock and the image replay window of the parent's latest call. That call had the provider cache
+ * the prefix the branch shares, so the branch replays the same window and prunes only once that
+ * cache has gone cold, as the parent would; the branch's first answer then logs both in the
+ * branch's own log. (Logged after the fork point with that call's response, they are not in the
+ * seed, whose responses all belong to the shared history.)
+ */
+export interface ParentCache {
+  lastCacheTouchAt: number | undefined;
+  imageReplayFrom: number | undefined;
+}
+
+/** The parent's cache clock and image replay window, from its state. */
+export function parentCache(state: ChatState): ParentCache {
+  return {
+    lastCacheTouchAt: state.cacheClock.lastCacheTouchAt ?? undefined,
+    imageReplayFrom: state.decisions.imageReplay?.from,
+  };
 }

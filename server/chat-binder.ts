@@ -213,7 +213,7 @@ export class ChatBinder {
     };
     // A verified prefix may belong to a branch of the named chat: continue there directly.
     const start = cached ? cached.chatId : baseId;
-    const { chatId, state, answerAt, compacted } = await appendIncoming(
+    const { chatId, state, answerAt, compacted, parent } = await appendIncoming(
       this.chatLog,
       this.turns,
       start,
@@ -234,10 +234,17 @@ export class ChatBinder {
         { wireCount: wire.length, hash: fullHash, loggedCount: answerAt, chatId },
         compacted,
       );
-    return chatBinding(this.chatLog, this.clock, this.config.attachmentsDir, chatId, state, input, answerAt, {
-      recognised: cached ? cached.wireCount : 0,
-      compared: messages.length,
-    });
+    return chatBinding(
+      this.chatLog,
+      this.clock,
+      this.config.attachmentsDir,
+      chatId,
+      state,
+      input,
+      answerAt,
+      { recognised: cached ? cached.wireCount : 0, compared: messages.length },
+      parent,
+    );
   }
 
   /**

@@ -1,12 +1,13 @@
 /**
- * A branched chat keeps the parent's decisions about the history it shares (SPEC sections 2, 5, 6
- * and 7), end to end through the official SDKs, both wire formats. A request's decisions are
+ * A branched chat keeps the parent's decisions about the history it shares (SPEC sections 2, 4, 5,
+ * 6 and 7), end to end through the official SDKs, both wire formats. A request's decisions are
  * logged after its messages, so when a client edits the last message of a request the gateway
  * repaired, those decisions stand after the point where the branch forks; they still concern the
- * shared messages. The branch's first request must carry the notes and the trimmed texts the parent
- * sent (never an image or a text the model was spared), byte for byte, so the provider's cached
- * prefix stays warm. A decision about a message the branch does not share stays with the parent. A
- * restarted gateway replays the branch from its own log (file store, and Redis in the Redis pass).
+ * shared messages. The branch's first request must carry the notes, the trimmed texts and the
+ * pruned results the parent sent (never an image or a text the model was spared), byte for byte,
+ * so the provider's cached prefix stays warm, and must prune only once the parent's cache has gone
+ * cold. A decision about a message the branch does not share stays with the parent. A restarted
+ * gateway replays the branch from its own log (file store, and Redis in the Redis pass).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -39,6 +40,7 @@ import {
 } from '../helpers/sdk-chat-drivers.ts';
 
 const formats: Format[] = ['openai', 'anthropic'];
+const MINUTE = 60_000;
 const SET_ASIDE = /set aside/;
 
 const attempts = (out: CallOutcome) => Number(out.headers.get('x-oda-attempts'));
@@ -207,6 +209,90 @@ describe('a branch replays the images set aside and the trims of the history it 
         trimmed,
       );
       fake.options = {};
+    });
+  }
+});
+
+describe("a branch keeps the parent's warm prefix under cache-TTL pruning", () => {
+  const MODEL = 'small-model';
+  const RESULTS = 8;
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startGateway({
+      config: {
+        models: { 'small-*': { contextWindow: 30_000 } },
+        pruning: { mode: 'cache-ttl', ttl: '5m' },
+      },
+    });
+  });
+  after(() => gw.close());
+
+  /** Every tool result's text as the provider got it, by call id: its length and digest. */
+  const results = (out: CallOutcome) =>
+    Object.fromEntries(
+      [...wireToolResults(out.providerBody)].map(([k, v]) => {
+        const text = contentText(v);
+        return [k, `${text.length} chars, sha256 ${sha256(Buffer.from(text)).slice(0, 12)}`];
+      }),
+    );
+
+  for (const format of formats) {
+    test(`${format}: the branch replays the parent's projection and prunes only once its cache is cold`, async () => {
+      const id = `branch-pruning-${format}`;
+      const driver = chatDriver(format, gw.url, gw.fake, MODEL, {
+        tools: ['read_file'],
+        headers: { 'x-session-id': id },
+      });
+      driver.user('Review the repository.');
+      for (let i = 0; i < RESULTS; i++) {
+        driver.assistantToolCall(`call_${i}`, 'read_file', { path: `/src/f${i}.ts` });
+        driver.toolResult(`call_${i}`, bigText(`file ${i}`, 10_000));
+      }
+      driver.user('What did you find?');
+      // No cache yet: a pass soft-trims the results before the last three assistant turns.
+      const first = await driver.call();
+      assert.ok(first.headers.get('x-oda-pruned'));
+
+      // Four minutes on, the cache is warm: the projection is replayed, nothing more is pruned,
+      // though one more result is old enough now.
+      gw.clock.advance(4 * MINUTE);
+      const regenerateFrom = driver.fork();
+      driver.user('And the tests?');
+      const warm = await driver.call();
+      assert.equal(warm.headers.get('x-oda-pruned'), null);
+
+      // Two minutes later the client edits that message. The branch's seed holds only the first
+      // call's answer (six minutes old), but the provider cached the shared prefix on the second
+      // call: the branch is warm too, and sends that prefix as the parent did.
+      gw.clock.advance(2 * MINUTE);
+      const edited = regenerateFrom.fork();
+      edited.user('And the docs?');
+      const branched = await edited.call();
+      assert.notEqual(branched.headers.get('x-session-id'), id);
+      assert.equal(branched.headers.get('x-oda-pruned'), null, 'no pass on the warm prefix');
+      assert.deepEqual(results(branched), results(warm));
+
+      // The parent's cache goes cold: its next call prunes again (a pass after the fork point).
+      gw.clock.advance(4 * MINUTE);
+      const editFrom = driver.fork();
+      driver.user('And the build?');
+      const pruned = await driver.call();
+      assert.ok(pruned.headers.get('x-oda-pruned'));
+      assert.notDeepEqual(results(pruned), results(warm));
+
+      // An edit a minute later branches after that pass: the branch replays its projection.
+      gw.clock.advance(MINUTE);
+      const second = editFrom.fork();
+      second.user('And the release?');
+      const again = await second.call();
+      const againId = again.headers.get('x-session-id')!;
+      assert.notEqual(againId, id);
+      assert.equal(again.headers.get('x-oda-pruned'), null);
+      assert.deepEqual(results(again), results(pruned));
+      const passes = ofType(await inheritedEvents(gw.url, againId), 'pruning');
+      const parentPasses = ofType(await getEvents(gw.url, id), 'pruning');
+      assert.equal(parentPasses.length, 2);
+      assert.deepEqual(passes.at(-1)!.projection, parentPasses.at(-1)!.projection);
     });
   }
 });
