@@ -190,6 +190,12 @@ export const trimEvent = z.strictObject({
   /** sha256 of the original text, so replay applies only to the same text. */
   digest: sha256,
   trigger: z.enum(['threshold', 'overflow']),
+  /**
+   * Added in v5: a text spread over several text parts, trimmed as one text (`part` is its first
+   * part, `originalChars` and `digest` are of the parts joined): each part's code points and sha256,
+   * in order, so replay finds the same parts wherever they sit in the result.
+   */
+  parts: z.array(z.strictObject({ chars: int, digest: sha256 })).optional(),
 });
 
 /** Decision: one image set aside after an image-limit refusal (seed 000). */

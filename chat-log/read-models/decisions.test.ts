@@ -6,17 +6,25 @@ import { msg, pruning, setAside, trim } from './test-events.ts';
 
 const run = (...events: Parameters<typeof fold>[2]) => fold(decisionsModel, decisionsModel.initial(), events);
 
-test('trims are keyed by call id and part; a later trim of the same part replaces it', () => {
+test('trims are keyed by call id, part and digest; the same text trimmed again keeps the first', () => {
   const s = run(
     trim(0, 'call_1', 0),
     trim(1, 'call_1', 1),
     trim(2, 'call_2', 0),
+    // A chain: the first trim's output trimmed again under tighter limits, a different text.
     trim(3, 'call_1', 0, 'e'.repeat(64)),
+    // A duplicate of seq 0 (a replay that missed its text): the first stands.
+    trim(4, 'call_1', 0),
   );
-  assert.deepEqual(Object.keys(s.trims).sort(), ['call_1:0', 'call_1:1', 'call_2:0']);
-  assert.equal(s.trims[trimKey('call_1', 0)]?.digest, 'e'.repeat(64));
-  assert.equal(s.trims[trimKey('call_1', 0)]?.seq, 3);
-  assert.deepEqual(s.trims['call_2:0'], {
+  assert.deepEqual(Object.keys(s.trims).sort(), [
+    `call_1:0:${'b'.repeat(64)}`,
+    `call_1:0:${'e'.repeat(64)}`,
+    `call_1:1:${'b'.repeat(64)}`,
+    `call_2:0:${'b'.repeat(64)}`,
+  ]);
+  assert.equal(s.trims[trimKey('call_1', 0, 'e'.repeat(64))]?.seq, 3);
+  assert.equal(s.trims[trimKey('call_1', 0, 'b'.repeat(64))]?.seq, 0);
+  assert.deepEqual(s.trims[trimKey('call_2', 0, 'b'.repeat(64))], {
     seq: 2,
     requestId: 'r2',
     callId: 'call_2',
@@ -29,9 +37,22 @@ test('trims are keyed by call id and part; a later trim of the same part replace
   });
 });
 
+test('a trim of a text spread over several parts keeps its parts', () => {
+  const parts = [
+    { chars: 6000, digest: 'c'.repeat(64) },
+    { chars: 6000, digest: 'd'.repeat(64) },
+  ];
+  const s = run(trim(0, 'call_1', 0, 'b'.repeat(64), parts));
+  assert.deepEqual(s.trims[trimKey('call_1', 0, 'b'.repeat(64))]?.parts, parts);
+  assert.deepEqual(decisionsModel.schema.parse(s), s);
+});
+
 test('a call id that looks like a prototype key is an ordinary key', () => {
   const s = run(trim(0, '__proto__', 0), trim(1, 'constructor', 2));
-  assert.deepEqual(Object.keys(s.trims).sort(), ['__proto__:0', 'constructor:2']);
+  assert.deepEqual(Object.keys(s.trims).sort(), [
+    `__proto__:0:${'b'.repeat(64)}`,
+    `constructor:2:${'b'.repeat(64)}`,
+  ]);
   assert.equal(Object.getPrototypeOf(s.trims), Object.prototype);
 });
 

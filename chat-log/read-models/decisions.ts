@@ -1,7 +1,8 @@
 /**
  * Internal read model: the gateway's recorded decisions, replayed on every later request of the
- * chat: tool-result trims (by `callId:part`), images set aside (by image key), the projection
- * of the latest cache-TTL pruning pass, and the image replay window of the latest logged request.
+ * chat: tool-result trims (by call id, part and digest), images set aside (by image key), the
+ * projection of the latest cache-TTL pruning pass, and the image replay window of the latest logged
+ * request.
  */
 import { z } from 'zod';
 import type { ReadModel } from './read-model.ts';
@@ -19,6 +20,7 @@ const trimDecision = z.strictObject({
   headChars: int,
   tailChars: int,
   trigger: z.enum(['threshold', 'overflow']),
+  parts: z.array(z.strictObject({ chars: int, digest: sha256 })).optional(),
 });
 const setAsideDecision = z.strictObject({
   seq: int,
@@ -51,12 +53,18 @@ export type PruningDecision = z.infer<typeof pruningDecision>;
 export type ImageReplayWindow = z.infer<typeof imageReplayWindow>;
 export type DecisionsState = z.infer<typeof decisionsState>;
 
-/** The key of a trim decision: the call id and the 0-based text part. */
-export const trimKey = (callId: string, part: number): string => `${callId}:${part}`;
+/**
+ * The key of a trim decision: the call id, the 0-based text part and the digest of the text it cut.
+ * The digest keeps a chain apart (a text trimmed again under tighter limits is another text, and
+ * replay needs every link, in order); the part keeps apart two equal texts of one result that a
+ * log from before results were trimmed as one text trimmed one by one.
+ */
+export const trimKey = (callId: string, part: number, digest: string): string =>
+  `${callId}:${part}:${digest}`;
 
 export const decisionsModel: ReadModel<DecisionsState> = {
   name: 'decisions',
-  version: 2,
+  version: 3,
   internal: true,
   schema: decisionsState,
   initial: () => ({ trims: {}, setAside: {}, pruning: null, imageReplay: null }),
@@ -64,8 +72,23 @@ export const decisionsModel: ReadModel<DecisionsState> = {
     switch (e.type) {
       case 'tool-result-trimmed': {
         const { seq, requestId, callId, part, digest, originalChars, headChars, tailChars, trigger } = e;
-        const trim = { seq, requestId, callId, part, digest, originalChars, headChars, tailChars, trigger };
-        return { ...state, trims: { ...state.trims, [trimKey(callId, part)]: trim } };
+        const key = trimKey(callId, part, digest);
+        // The same text trimmed twice (a replay that missed it, in logs from before replay found
+        // texts by digest): the first decision stands, it is the form the model saw first.
+        if (Object.hasOwn(state.trims, key)) return state;
+        const trim = {
+          seq,
+          requestId,
+          callId,
+          part,
+          digest,
+          originalChars,
+          headChars,
+          tailChars,
+          trigger,
+          ...(e.parts && { parts: e.parts.map((p) => ({ chars: p.chars, digest: p.digest })) }),
+        };
+        return { ...state, trims: { ...state.trims, [key]: trim } };
       }
       case 'image-set-aside': {
         // The first decision for an image stands: setting aside is permanent and its note never changes.

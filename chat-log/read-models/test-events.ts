@@ -49,7 +49,13 @@ export const pruning = (seq: number, at: number, changed: boolean): Event => ({
   changed,
 });
 
-export const trim = (seq: number, callId: string, part: number, digest = hex('b')): Event => ({
+export const trim = (
+  seq: number,
+  callId: string,
+  part: number,
+  digest = hex('b'),
+  parts?: Array<{ chars: number; digest: string }>,
+): Event => ({
   seq,
   at: 1000 + seq,
   type: 'tool-result-trimmed',
@@ -61,6 +67,7 @@ export const trim = (seq: number, callId: string, part: number, digest = hex('b'
   tailChars: 1024,
   digest,
   trigger: 'threshold',
+  ...(parts && { parts }),
 });
 
 export const setAside = (seq: number, key: string, note: string): Event => ({
