@@ -21,6 +21,8 @@ export interface ChatDecisions {
     headChars: number;
     tailChars: number;
     originalChars: number;
+    /** Each part's code points and digest, for a text spread over several text parts. */
+    parts?: Array<{ chars: number; digest: string }>;
   }>;
   setAside: Array<{ key: string; note: string; ordinal: number }>;
   projection: Array<{ callId: string; action: 'soft' | 'cleared'; digest: string }>;

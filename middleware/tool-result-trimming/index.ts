@@ -7,4 +7,6 @@ export {
   type CutLimits,
 } from './cut-middle.ts';
 export { trimToolResults, type TrimDecision, type TrimTrigger } from './trim-tool-results.ts';
-export { replayTrims } from './replay-trims.ts';
+export { replayTrims, type OnTrimReplayed } from './replay-trims.ts';
+export { cutParts, partCounts, REMOVED_PART_TEXT } from './cut-parts.ts';
+export { isImageStandIn, measuredParts, type MeasuredPart } from './tool-result-text.ts';

@@ -1,7 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import fc from 'fast-check';
 import { trimEvent } from '../../chat-log/format/current.ts';
 import { createAnthropicRequestView } from '../../providers/anthropic/request-view.ts';
 import { createOpenaiRequestView } from '../../providers/openai/request-view.ts';
@@ -95,14 +94,23 @@ function anthropicBody(): Body {
   };
 }
 
-/** What the trim must produce: the same body with exactly the tool-result texts cut. */
+/** The first 20 code points of `big2`, the marker, the last 10 of `big`: a result of several parts. */
+const big2Head = '中'.repeat(20) + TRIM_MARKER;
+const bigTail = '🇫🇷tttttttt';
+
+/**
+ * What the trim must produce: the same body with exactly the tool-result texts cut. The second
+ * result's text parts are one text: its head comes from the first part, its tail from the last,
+ * and a part wholly in the cut holds `[...]`.
+ */
 function expectedOpenai(): Body {
   const body = openaiBody();
   const messages = body.messages as Body[];
   messages[3]!.content = cut(big);
   const parts = messages[4]!.content as Body[];
-  parts[0]!.text = cut(big2);
-  parts[4]!.text = cut(big);
+  parts[0]!.text = big2Head;
+  parts[2]!.text = '[...]';
+  parts[4]!.text = bigTail;
   return body;
 }
 
@@ -111,8 +119,8 @@ function expectedAnthropic(): Body {
   const blocks = (body.messages as Body[])[2]!.content as Body[];
   blocks[0]!.content = cut(big);
   const inner = blocks[1]!.content as Body[];
-  inner[0]!.text = cut(big2);
-  inner[3]!.text = cut(big);
+  inner[0]!.text = big2Head;
+  inner[3]!.text = bigTail;
   return body;
 }
 
@@ -123,7 +131,7 @@ const formats = [
     expected: expectedOpenai,
     view: createOpenaiRequestView,
     ids: ['call_1', 'call_2'],
-    lastPart: 2,
+    texts2: [big2, 'short', big],
   },
   {
     name: 'anthropic',
@@ -131,7 +139,7 @@ const formats = [
     expected: expectedAnthropic,
     view: createAnthropicRequestView,
     ids: ['toolu_1', 'toolu_2'],
-    lastPart: 1,
+    texts2: [big2, big],
   },
 ] as const;
 
@@ -146,10 +154,11 @@ for (const format of formats) {
       assert.equal(view.changed, true);
     });
 
-    test('returns one decision per cut, each a valid tool-result-trimmed event body', () => {
+    test('returns one decision per trimmed result, each a valid tool-result-trimmed event body', () => {
       const view = format.view(format.build());
       const decisions = trimToolResults(view, cfg, 'overflow');
       const [a, b] = format.ids;
+      const texts2 = format.texts2 as readonly string[];
       assert.deepEqual(decisions, [
         {
           callId: a,
@@ -160,24 +169,16 @@ for (const format of formats) {
           digest: sha256(big),
           trigger: 'overflow',
         },
+        // One text over several parts: measured and named as a whole, and part by part.
         {
           callId: b,
           part: 0,
-          originalChars: 150,
+          originalChars: texts2.reduce((n, t) => n + [...t].length, 0),
           headChars: 20,
           tailChars: 10,
-          digest: sha256(big2),
+          digest: sha256(texts2.join('')),
           trigger: 'overflow',
-        },
-        // `part` counts text parts only: images and structured parts do not take a number.
-        {
-          callId: b,
-          part: format.lastPart,
-          originalChars: 330,
-          headChars: 20,
-          tailChars: 10,
-          digest: sha256(big),
-          trigger: 'overflow',
+          parts: texts2.map((t) => ({ chars: [...t].length, digest: sha256(t) })),
         },
       ]);
       for (const d of decisions) {
@@ -236,16 +237,26 @@ for (const format of formats) {
       assert.equal(text, 'H'.repeat(19) + '😀' + TRIM_MARKER + '🇫🇷tttttttt');
     });
 
-    test('replay skips a decision whose text, part or call id differs', () => {
+    test('replay skips a decision whose text or call id differs', () => {
       const decisions = trimToolResults(format.view(format.build()), cfg, 'threshold');
       const edited = format.build();
       const view = format.view(edited);
       view.toolResults()[0]!.texts[0]!.set(big + '!');
+      view.toolResults()[1]!.texts[0]!.set(big2 + '!');
       const snapshot = JSON.stringify(edited);
-      const misplaced = decisions.map((d) => ({ ...d, part: d.part + 1 }));
       const otherCall = decisions.map((d) => ({ ...d, callId: 'nope' }));
-      assert.equal(replayTrims(format.view(edited), [decisions[0]!, ...misplaced, ...otherCall]), 0);
+      assert.equal(replayTrims(format.view(edited), [...decisions, ...otherCall]), 0);
       assert.equal(JSON.stringify(edited), snapshot);
+    });
+
+    test('replay finds the text by digest when its part moved', () => {
+      const first = format.build();
+      const decisions = trimToolResults(format.view(first), cfg, 'threshold');
+      const resent = format.build();
+      // A recorded part that no longer holds the text (say an image became a text part before it).
+      const moved = decisions.map((d) => ({ ...d, part: d.part + 3 }));
+      assert.equal(replayTrims(format.view(resent), moved), decisions.length);
+      assert.equal(JSON.stringify(resent), JSON.stringify(first));
     });
 
     test('a chain of trims under tighter limits replays in recorded order', () => {
@@ -259,6 +270,36 @@ for (const format of formats) {
       assert.equal(JSON.stringify(resent), JSON.stringify(first));
     });
 
+    test('decisions logged before results were trimmed as one text (one per long part) still replay', () => {
+      // Earlier builds cut each long text part on its own and recorded its text-part index.
+      const texts2 = format.texts2 as readonly string[];
+      const old = [
+        { callId: format.ids[0], part: 0, text: big },
+        { callId: format.ids[1], part: 0, text: big2 },
+        { callId: format.ids[1], part: texts2.length - 1, text: big },
+      ].map(({ callId, part, text }) => ({
+        callId,
+        part,
+        originalChars: [...text].length,
+        headChars: 20,
+        tailChars: 10,
+        digest: sha256(text),
+      }));
+      const body = format.build();
+      assert.equal(replayTrims(format.view(body), old), 3);
+      const results = format.view(body).toolResults();
+      assert.equal(results[0]!.texts[0]!.text, cut(big));
+      assert.equal(results[1]!.texts[0]!.text, cut(big2));
+      assert.equal(results[1]!.texts[texts2.length - 1]!.text, cut(big));
+      // Trimming then measures the result's parts as one text: it is cut once more, and that cut
+      // is a decision of its own, replayed after the old ones.
+      const again = trimToolResults(format.view(body), cfg, 'threshold');
+      const twice = JSON.stringify(body);
+      const resent = format.build();
+      assert.equal(replayTrims(format.view(resent), [...old, ...again]), old.length + again.length);
+      assert.equal(JSON.stringify(resent), twice);
+    });
+
     test('a text of exactly thresholdChars code points is untouched', () => {
       const exact = '😀'.repeat(cfg.thresholdChars);
       const body = format.build();
@@ -270,97 +311,3 @@ for (const format of formats) {
     });
   });
 }
-
-describe('trimToolResults over generated tool results', () => {
-  type Part = { kind: 'text'; text: string } | { kind: 'image' } | { kind: 'struct'; n: number };
-  const text = fc.oneof(
-    fc.string({ unit: fc.constantFrom('a', '😀', '𝔘', '👩‍👩‍👧', 'é'), maxLength: 250 }),
-    fc.string({ unit: 'binary', maxLength: 200 }),
-  );
-  const part: fc.Arbitrary<Part> = fc.oneof(
-    { weight: 4, arbitrary: text.map((t) => ({ kind: 'text' as const, text: t })) },
-    { weight: 1, arbitrary: fc.constant({ kind: 'image' as const }) },
-    { weight: 1, arbitrary: fc.nat(9).map((n) => ({ kind: 'struct' as const, n })) },
-  );
-  const results = fc.array(fc.record({ parts: fc.array(part, { maxLength: 5 }), isError: fc.boolean() }), {
-    minLength: 1,
-    maxLength: 4,
-  });
-
-  function openai(rs: Array<{ parts: Part[]; isError: boolean }>): Body {
-    const calls = rs.map((_, i) => ({
-      id: `call_${i}`,
-      type: 'function',
-      function: { name: 't', arguments: '{}' },
-    }));
-    const tools = rs.map((r, i) => ({
-      role: 'tool',
-      tool_call_id: `call_${i}`,
-      content: r.parts.map((p) =>
-        p.kind === 'text'
-          ? { type: 'text', text: p.text }
-          : p.kind === 'image'
-            ? { type: 'image_url', image_url: { url: 'https://img.example/a.png' } }
-            : { type: 'file', file: { file_id: `f${p.n}` } },
-      ),
-    }));
-    return {
-      model: 'm',
-      messages: [{ role: 'user', content: 'go' }, { role: 'assistant', tool_calls: calls }, ...tools],
-    };
-  }
-
-  function anthropic(rs: Array<{ parts: Part[]; isError: boolean }>): Body {
-    const uses = rs.map((_, i) => ({ type: 'tool_use', id: `toolu_${i}`, name: 't', input: {} }));
-    const blocks = rs.map((r, i) => ({
-      type: 'tool_result',
-      tool_use_id: `toolu_${i}`,
-      is_error: r.isError,
-      content: r.parts.map((p) =>
-        p.kind === 'text'
-          ? { type: 'text', text: p.text }
-          : p.kind === 'image'
-            ? image
-            : { type: 'search_result', source: `s${p.n}`, title: 't', content: [] },
-      ),
-    }));
-    return {
-      model: 'm',
-      messages: [
-        { role: 'user', content: 'go' },
-        { role: 'assistant', content: uses },
-        { role: 'user', content: blocks },
-      ],
-    };
-  }
-
-  for (const [name, build, makeView] of [
-    ['openai', openai, createOpenaiRequestView],
-    ['anthropic', anthropic, createAnthropicRequestView],
-  ] as const) {
-    test(`${name}: every text part is cut as cutMiddle would, all else in place, replay identical`, () => {
-      fc.assert(
-        fc.property(results, (rs) => {
-          const body = build(rs);
-          const decisions = trimToolResults(makeView(body), cfg, 'threshold');
-          // The expected body is the generated one with each text replaced by its cut.
-          const expected = build(
-            rs.map((r) => ({
-              ...r,
-              parts: r.parts.map((p) => (p.kind === 'text' ? { ...p, text: cut(p.text) } : p)),
-            })),
-          );
-          assert.equal(JSON.stringify(body), JSON.stringify(expected));
-          const cutCount = rs
-            .flatMap((r) => r.parts)
-            .filter((p) => p.kind === 'text' && cut(p.text) !== p.text).length;
-          assert.equal(decisions.length, cutCount);
-          const resent = build(rs);
-          assert.equal(replayTrims(makeView(resent), decisions), cutCount);
-          assert.equal(JSON.stringify(resent), JSON.stringify(body));
-        }),
-        { numRuns: 200 },
-      );
-    });
-  }
-});

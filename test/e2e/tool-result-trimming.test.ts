@@ -50,10 +50,13 @@ function astralToolText(n: number): string {
   return cps.join('');
 }
 
-/** The first 4096 code points, the marker, the last 1024 code points. */
-function expectedTrim(text: string): string {
+/**
+ * The first 4096 code points, the marker, the last 1024 code points; `before` code points of the
+ * result's text sit in text parts before this one and count towards the head.
+ */
+function expectedTrim(text: string, before = 0): string {
   const cps = Array.from(text);
-  return cps.slice(0, HEAD).join('') + MARKER + cps.slice(-TAIL).join('');
+  return cps.slice(0, HEAD - before).join('') + MARKER + cps.slice(-TAIL).join('');
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -501,7 +504,7 @@ describe('tool-result trimming keeps the structure of a tool result', () => {
     gw.fake.options = {};
   });
 
-  test('openai: only the long text part is cut; the other part and the call id stay', async () => {
+  test('openai: the text parts are measured as one text; the short first part and the call id stay', async () => {
     const big = astralToolText(12_000);
     const body = {
       model: 'mystery-model',
@@ -529,14 +532,15 @@ describe('tool-result trimming keeps the structure of a tool result', () => {
     assert.equal(got.headers.get('x-oda-trimmed'), '1');
     const sent = gw.fake.requestsTo('/v1/chat/completions');
     assert.equal(sent.length, 2);
+    // 'exit code 1' is the first 11 code points of the result's text: all in the head.
     assert.deepEqual(
       sent[1]!.json,
-      withReplaced(body, ['messages', 2, 'content', 1, 'text'], expectedTrim(big)),
+      withReplaced(body, ['messages', 2, 'content', 1, 'text'], expectedTrim(big, 11)),
     );
     const trims = eventsOfType(await sessionEvents(gw.url, got.sessionId), 'tool-result-trimmed');
     assert.deepEqual(
-      trims.map((t) => [t.callId, t.part, t.originalChars]),
-      [['call_tests', 1, 12_000]],
+      trims.map((t) => [t.callId, t.part, t.originalChars, t.parts?.length]),
+      [['call_tests', 0, 12_011, 2]],
     );
   });
 
@@ -579,8 +583,9 @@ describe('tool-result trimming keeps the structure of a tool result', () => {
     assert.equal(got.headers.get('x-oda-trimmed'), '2');
     const sent = gw.fake.requestsTo('/v1/messages');
     assert.equal(sent.length, 2);
+    // 'partial capture' (15 code points) and the text after the image are one text.
     const expected = withReplaced(
-      withReplaced(body, ['messages', 2, 'content', 0, 'content', 2, 'text'], expectedTrim(big)),
+      withReplaced(body, ['messages', 2, 'content', 0, 'content', 2, 'text'], expectedTrim(big, 15)),
       ['messages', 2, 'content', 1, 'content'],
       expectedTrim(otherBig),
     );
@@ -589,7 +594,7 @@ describe('tool-result trimming keeps the structure of a tool result', () => {
     assert.deepEqual(
       trims.map((t) => [t.callId, t.part, t.originalChars]),
       [
-        ['toolu_shot', 1, 12_000],
+        ['toolu_shot', 0, 12_015],
         ['toolu_log', 0, 9_000],
       ],
     );
