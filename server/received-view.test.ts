@@ -119,6 +119,53 @@ describe('received view: trims', () => {
     });
     assert.deepEqual(out, []);
   });
+
+  test('a trim of several text parts, after an image set aside before them, names its decision on each part', () => {
+    const a = 'A'.repeat(6000);
+    const b = 'B'.repeat(6000);
+    const png = 'c'.repeat(64);
+    const note = "[Image #1 set aside (image/png) to fit the model's image limits.]";
+    const trim = {
+      seq: 9,
+      callId: 'c1',
+      // Recorded while the image was still an image: the texts were parts 0 and 1 then.
+      part: 0,
+      digest: sha(a + b),
+      originalChars: 12_000,
+      headChars: 100,
+      tailChars: 50,
+      trigger: 'overflow',
+      parts: [
+        { chars: 6000, digest: sha(a) },
+        { chars: 6000, digest: sha(b) },
+      ],
+    };
+    const decisions: ViewDecisions = {
+      ...none,
+      trims: { [`c1:0:${trim.digest}`]: trim },
+      setAside: { [png]: { seq: 10, key: png, ordinal: 1, note } },
+    };
+    const out = receivedView({
+      page: toolTurn([image(png), text(a), text(b)]),
+      others: [],
+      format: 'anthropic',
+      decisions,
+      settings,
+    });
+    const inner = out[0]!.content[0]!.content as LogPart[];
+    assert.deepEqual(
+      inner.map((p) => p.text),
+      [note, 'A'.repeat(100) + MARKER, 'B'.repeat(50)],
+    );
+    const trimmed = out[0]!.effects.filter((e) => e.by === 'trimmed');
+    assert.deepEqual(
+      trimmed.map((e) => [e.path, e.by === 'trimmed' && e.decisionSeq]),
+      [
+        [[0, 1], 9],
+        [[0, 2], 9],
+      ],
+    );
+  });
 });
 
 describe('received view: images set aside', () => {

@@ -41,6 +41,7 @@ export interface ViewDecisions {
         headChars: number;
         tailChars: number;
         trigger: string;
+        parts?: ReadonlyArray<{ chars: number; digest: string }>;
       }
     >
   >;
@@ -90,6 +91,10 @@ function setAsideKey(part: LogPart): string | undefined {
 }
 
 type SetAside = ViewDecisions['setAside'][string];
+type Trim = ViewDecisions['trims'][string];
+
+/** Where a trim decision applied: the call id and the index of a text part it changed. */
+const trimmedKey = (callId: string, textIndex: number | undefined) => `${callId}:${textIndex ?? -1}`;
 
 const partKey = (seq: number, path: readonly (string | number)[]) => `${seq}:${path.join('.')}`;
 
@@ -117,15 +122,15 @@ function effectOf(
   edit: LogViewEdit,
   decisions: ViewDecisions,
   setAside: Map<string, SetAside>,
+  trimmed: Map<string, Trim>,
   pruned: Map<string, 'soft' | 'cleared'>,
 ): ReceivedEffect {
   const path = [...edit.path];
   switch (edit.by) {
     case 'trimmed': {
       const callId = edit.callId ?? '';
-      const trim = Object.values(decisions.trims).find(
-        (t) => t.callId === callId && t.part === edit.textIndex,
-      );
+      // The decision replay applied to this part (a text's part may have moved since it was cut).
+      const trim = trimmed.get(trimmedKey(callId, edit.textIndex));
       return {
         by: 'trimmed',
         path,
@@ -180,9 +185,14 @@ export function receivedView(input: {
   view.by = 'set-aside';
   const setAside = replaySetAsideByKey(view, decisions.setAside);
   view.by = 'trimmed';
+  const trimmed = new Map<string, Trim>();
   replayTrims(
     view,
     Object.values(decisions.trims).sort((a, b) => a.seq - b.seq),
+    (trim, textIndexes) => {
+      // The latest decision that changed a part names it (the last link of a chain).
+      for (const i of textIndexes) trimmed.set(trimmedKey(trim.callId, i), trim);
+    },
   );
   if (settings.imageReplay.enabled) {
     view.by = 'image-replay';
@@ -203,7 +213,7 @@ export function receivedView(input: {
   const bySeq = new Map<number, ReceivedEffect[]>();
   for (const edit of view.edits) {
     const effects = bySeq.get(edit.seq) ?? [];
-    effects.push(effectOf(edit, decisions, setAside, pruned));
+    effects.push(effectOf(edit, decisions, setAside, trimmed, pruned));
     bySeq.set(edit.seq, effects);
   }
   return [...bySeq.entries()]

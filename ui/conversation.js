@@ -301,7 +301,7 @@ export class ConversationView {
           'div',
           { attrs: { class: 'event decision' }, data: { seq: e.seq } },
           el('span', 'icon', '✂'),
-          `Tool result ${e.callId} (text part ${e.part}) trimmed ${e.trigger === 'overflow' ? 'after a context-overflow refusal' : 'at the compaction point'}: ${num(e.originalChars)} chars → first ${num(e.headChars)} + last ${num(e.tailChars)}`,
+          `Tool result ${e.callId} (${Array.isArray(e.parts) ? `${e.parts.length} text parts as one text` : `text part ${e.part}`}) trimmed ${e.trigger === 'overflow' ? 'after a context-overflow refusal' : 'at the compaction point'}: ${num(e.originalChars)} chars → first ${num(e.headChars)} + last ${num(e.tailChars)}`,
           el('span', 'seq', `#${e.seq}`),
         );
       case 'image-set-aside':
