@@ -56,13 +56,13 @@ function applyTo<K extends ChatModelKey>(key: K, states: ChatModelStates, events
   states[key] = fold(chatReadModels[key], states[key], events);
 }
 
-function setInitial<K extends ChatModelKey>(key: K, states: Partial<ChatModelStates>): void {
-  states[key] = chatReadModels[key].initial();
+function setInitial<K extends ChatModelKey>(key: K, states: Partial<ChatModelStates>, header: Header): void {
+  states[key] = chatReadModels[key].initial(header);
 }
 
-function initialStates(): ChatModelStates {
+function initialStates(header: Header): ChatModelStates {
   const states: Partial<ChatModelStates> = {};
-  for (const key of chatModelKeys) setInitial(key, states);
+  for (const key of chatModelKeys) setInitial(key, states, header);
   return states as ChatModelStates;
 }
 
@@ -116,7 +116,7 @@ export class ChatModels {
       header,
       position: -1,
       last: undefined,
-      states: initialStates(),
+      states: initialStates(header),
       savedPosition: -1,
     };
     this.remember(entry);
@@ -159,7 +159,7 @@ export class ChatModels {
     const header = await backend.header(id);
     if (!header) return undefined;
     const count = await backend.count(id);
-    const states = initialStates();
+    const states = initialStates(header);
     const positions = {} as Record<ChatModelKey, number>;
     for (const key of chatModelKeys) {
       positions[key] = await this.loadOne(key, id, count, states);
@@ -195,7 +195,7 @@ export class ChatModels {
     if (count - 1 < entry.position) {
       // The log is shorter than what the models account for: they describe another log. Rebuild.
       entry.state = undefined;
-      entry.states = initialStates();
+      entry.states = initialStates(entry.header);
       entry.position = -1;
       entry.last = undefined;
       entry.savedPosition = -1;

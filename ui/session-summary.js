@@ -13,6 +13,9 @@ import { num, time } from './format.js';
 export function sessionSummary(detail) {
   const h = detail.header ?? {};
   const totals = detail.snapshot?.values?.totals ?? {};
+  // The chat's bill: its own answered calls (a branch's inherited ones stay on its parent's), input
+  // at the full price only (OpenAI's prompt tokens less the cached ones).
+  const billed = detail.usage ?? {};
   /** @type {Array<[string, string]>} */
   const rows = [
     ['Session', String(h.id)],
@@ -24,9 +27,9 @@ export function sessionSummary(detail) {
       'Model calls',
       `${num(totals.requestCount)}${totals.failedResponseCount ? ` (${num(totals.failedResponseCount)} failed)` : ''}`,
     ],
-    ['Tokens in', num(totals.inputTokens)],
-    ['Cache read / write', `${num(totals.cacheReadTokens)} / ${num(totals.cacheWriteTokens)}`],
-    ['Tokens out', num(totals.outputTokens)],
+    ['Tokens in', num(billed.inputTokens)],
+    ['Cache read / write', `${num(billed.cacheReadTokens)} / ${num(billed.cacheWriteTokens)}`],
+    ['Tokens out', num(billed.outputTokens)],
   ];
   for (const key of ['cwd', 'origin', 'depth', 'preset', 'parent']) {
     if (h[key] !== undefined) rows.push([key, String(h[key])]);

@@ -3,7 +3,7 @@
  * memory, caught up with new events, and saved as a checkpoint (its state is plain JSON).
  */
 import type { z } from 'zod';
-import type { Event } from '../format/current.ts';
+import type { Event, Header } from '../format/current.ts';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -16,7 +16,11 @@ export interface ReadModel<S> {
   readonly internal: boolean;
   /** Checks a state read back from a checkpoint (an edge: the file may be anything). */
   readonly schema: z.ZodType<S>;
-  initial(): S;
+  /**
+   * The state of a chat with no events folded yet. `header` is the chat's (absent for a state not
+   * tied to one chat): a branch's header says how many of its first events it inherited.
+   */
+  initial(header?: Header): S;
   /** The state after `event`; must not modify `state`. */
   apply(state: S, event: Event): S;
   /**

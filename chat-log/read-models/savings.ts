@@ -28,6 +28,11 @@ const savingsState = z.strictObject({
   removed,
   /** Wire format of the latest request (how its answer's usage counts input). */
   format: z.string().nullable(),
+  /**
+   * The seq of the chat's first own event: a branch begins with copies of its parent's events
+   * (`inheritedEvents` in its header), whose answers the parent's bill already holds.
+   */
+  ownFrom: int,
 });
 export type SavingsState = z.infer<typeof savingsState>;
 
@@ -76,13 +81,19 @@ export function tokensView(t: BilledTokens): Json {
 
 export const savingsModel: ReadModel<SavingsState> = {
   name: 'savings',
-  version: 1,
+  version: 2,
   internal: false,
   schema: savingsState,
-  initial: () => ({ answered: 0, tokens: noTokens(), removed: noRemovals(), format: null }),
+  initial: (header) => ({
+    answered: 0,
+    tokens: noTokens(),
+    removed: noRemovals(),
+    format: null,
+    ownFrom: header?.inheritedEvents ?? 0,
+  }),
   apply(state, e) {
     if (e.type === 'request') return state.format === e.format ? state : { ...state, format: e.format };
-    if (e.type !== 'response' || e.status < 200 || e.status >= 300) return state;
+    if (e.type !== 'response' || e.status < 200 || e.status >= 300 || e.seq < state.ownFrom) return state;
     return {
       ...state,
       answered: state.answered + 1,

@@ -232,3 +232,57 @@ describe('usage and savings per chat, team and day', () => {
     assert.equal(value('output'), 37);
   });
 });
+
+describe('a branch bills only its own calls', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startGateway();
+  });
+  after(() => gw.close());
+
+  test("the parent's answers it inherited stay on the parent's bill; the chats add up to the ledger", async () => {
+    const answer = (i: number) =>
+      anthropicAnswer({
+        input_tokens: 100 * i,
+        cache_creation_input_tokens: 10,
+        cache_read_input_tokens: 1000,
+        output_tokens: i,
+      });
+    const user = (text: string) => ({ role: 'user', content: text });
+    const said = () => ({ role: 'assistant', content: 'ok' });
+    const turns = [
+      [user('q1')],
+      [user('q1'), said(), user('q2')],
+      [user('q1'), said(), user('q2'), said(), user('q3')],
+      // The second question edited: a branch that shares the first turn.
+      [user('q1'), said(), user('q2, edited')],
+    ];
+    const sessions: string[] = [];
+    for (const [i, messages] of turns.entries()) {
+      gw.fake.script(answer(i + 1));
+      const res = await call(
+        gw,
+        'unused',
+        '/v1/messages',
+        { model: 'claude-test', max_tokens: 5, messages },
+        { 'x-session-id': 'billed-branch' },
+      );
+      assert.equal(res.status, 200);
+      sessions.push(res.headers.get('x-session-id') ?? '');
+    }
+    const branch = sessions[3]!;
+    assert.notEqual(branch, 'billed-branch', 'the edit made a branch');
+    const usageOf = async (id: string) =>
+      (await call(gw, 'unused', `/v1/sessions/${encodeURIComponent(id)}`)).body.usage as Obj;
+    const parent = await usageOf('billed-branch');
+    const own = await usageOf(branch);
+    assert.equal(parent.answered, 3);
+    assert.equal(parent.inputTokens, 600);
+    assert.equal(own.answered, 1, 'the branch answered one call');
+    assert.equal(own.inputTokens, 400);
+    assert.equal(own.cacheReadTokens, 1000);
+    const ledger = (await call(gw, 'unused', '/v1/usage')).body.total as { answered: number; usage: Obj };
+    assert.equal(ledger.answered, (parent.answered as number) + (own.answered as number));
+    assert.equal(ledger.usage.inputTokens, (parent.inputTokens as number) + (own.inputTokens as number));
+  });
+});
