@@ -13,13 +13,11 @@
  * the pruning projection in force (the parent's latest pass; each pass records the whole projection)
  * only for the shared tool results.
  */
-import { createHash } from 'node:crypto';
 import type { ContentPart, Event } from './format/current.ts';
+import { sha256Hex as sha256 } from '../lib/sha256.ts';
 
 type Part = ContentPart | Extract<ContentPart, { kind: 'tool-result' }>['content'][number];
 type ImagePart = Extract<Part, { kind: 'image' }>;
-
-const sha256 = (data: Buffer | string): string => createHash('sha256').update(data).digest('hex');
 
 /** `data:<media type>[;params];base64,`: the head of an inline image kept verbatim in the log. */
 const BASE64_DATA_URL = /^data:[^;,]*(?:;[^;,]*)*;base64,/i;
