@@ -1,8 +1,12 @@
 /**
- * A lock shared by every gateway replica on one Redis: `SET key token NX PX ttl` to take it (a
- * random token per holder), renewed while held so a long critical section keeps it, released by a
+ * A lock shared by every gateway replica on one Redis: a script that sets the key to a random token
+ * per holder when it is free (`SET NX PX` in effect) and also answers yes when the key already holds
+ * that token, renewed while held so a long critical section keeps it, released by a
  * compare-and-delete script so a holder never frees a lock that expired and was taken by another.
- * Waiting uses a small capped backoff; past `waitMs` the caller gets a 503, never a hang.
+ * All three are safe to run again when a dropped connection lost their reply: taking the lock again
+ * finds its own token instead of waiting on itself until the lease runs out. Waiting uses a small
+ * capped backoff; past `waitMs` the caller gets a 503, never a hang. A holder that cannot tell
+ * whether it took the lock (Redis gone meanwhile) gives up with a 503 and frees it when it can.
  *
  * The lease only keeps replicas from working on one chat at the same time; the append script's
  * expected-count check is what makes a stale holder (paused past its lease) unable to duplicate or
@@ -12,8 +16,11 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { OdaError } from '../lib/errors.ts';
 
-/** Runs one Redis operation, turning connection failures into 503s (see RedisLogBackend.run). */
-export type RedisRun = <T>(op: (redis: Redis) => Promise<T>) => Promise<T>;
+/**
+ * Runs one Redis operation, turning connection failures into 503s (see store-redis-connection.ts);
+ * `repeat` tells an operation run again after a lost reply that its first run may have applied.
+ */
+export type RedisRun = <T>(op: (redis: Redis, repeat: boolean) => Promise<T>) => Promise<T>;
 
 export interface RedisLockOptions {
   /** Lease of the lock; renewed every third of it while the holder runs. */
@@ -24,8 +31,21 @@ export interface RedisLockOptions {
   random?: () => number;
 }
 
+// Takes the lock for ARGV[1] with a lease of ARGV[2] ms: 1 when it is free or already this token's.
+const ACQUIRE = `
+local held = redis.call('GET', KEYS[1])
+if held == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+if held then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1`;
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
+
+/** Pause between tries to free a lock that may have been taken as Redis went away. */
+const RELEASE_RETRY_MS = 200;
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -34,6 +54,7 @@ export class RedisLock {
   private readonly run: RedisRun;
   private readonly opts: Required<RedisLockOptions>;
 
+  /** `run` runs its operations again after a lost reply (they are all safe to repeat). */
   constructor(run: RedisRun, opts: RedisLockOptions) {
     this.run = run;
     this.opts = { sleep: defaultSleep, random: Math.random, ...opts };
@@ -55,7 +76,26 @@ export class RedisLock {
     } finally {
       clearInterval(renew);
       // When Redis is gone the lease simply runs out; the section's own outcome is what counts.
-      await this.run((r) => r.eval(RELEASE, 1, key, token)).catch(() => undefined);
+      await this.release(key, token);
+    }
+  }
+
+  private release(key: string, token: string): Promise<void> {
+    return this.run((r) => r.eval(RELEASE, 1, key, token)).then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
+  /** Tries to release until it worked or the lease is over anyway (the retries never keep the process up). */
+  private async releaseWithin(key: string, token: string, leaseEnd: number): Promise<void> {
+    while (Date.now() < leaseEnd) {
+      try {
+        await this.run((r) => r.eval(RELEASE, 1, key, token));
+        return;
+      } catch {
+        await new Promise<void>((resolve) => setTimeout(resolve, RELEASE_RETRY_MS).unref());
+      }
     }
   }
 
@@ -63,8 +103,16 @@ export class RedisLock {
     const { ttlMs, waitMs, sleep, random } = this.opts;
     const started = Date.now();
     for (let attempt = 0; ; attempt++) {
-      const got = await this.run((r) => r.set(key, token, 'PX', ttlMs, 'NX'));
-      if (got === 'OK') return;
+      let got: unknown;
+      try {
+        got = await this.run((r) => r.eval(ACQUIRE, 1, key, token, String(ttlMs)));
+      } catch (err) {
+        // It may have been taken before Redis went away: free it once Redis answers again, rather
+        // than leave every replica waiting for the lease to run out.
+        void this.releaseWithin(key, token, Date.now() + ttlMs);
+        throw err;
+      }
+      if (got === 1) return;
       const waited = Date.now() - started;
       if (waited >= waitMs) {
         throw new OdaError(

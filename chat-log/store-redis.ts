@@ -13,12 +13,14 @@
  * A batch is checked exactly like the file store does (event-batch.ts) before anything is sent,
  * then written by one script that first compares the list's length with the count the batch was
  * numbered from: two replicas can never interleave or duplicate, a loser renumbers and tries again.
- * The connection is set to fail fast (no offline queue, one retry, timeouts): while Redis is
- * unreachable every call is a 503 ODA_ERR_STORE_UNAVAILABLE within about a second, never a hang.
- * Its parts: the Lua scripts, the listings and the activity index rebuild are in store-redis-*.ts.
+ * The connection fails fast (while Redis is unreachable every call is a 503
+ * ODA_ERR_STORE_UNAVAILABLE within about a second, never a hang) and never resends a command whose
+ * reply was lost; the store's own operations are safe to run again and are, once reconnected (an
+ * append recognises its batch already stored), see store-redis-connection.ts.
+ * Its parts: the connection, the Lua scripts, the listings and the activity index rebuild are in
+ * store-redis-*.ts.
  */
-import { Redis } from 'ioredis';
-import { OdaError, isOdaError } from '../lib/errors.ts';
+import { OdaError } from '../lib/errors.ts';
 import {
   parseStoredCheckpoint,
   type AppendOptions,
@@ -37,6 +39,7 @@ import { headerLine, prepareBatch, prepareSeed, parseEventLine } from './event-b
 import { RedisLock } from './redis-lock.ts';
 import { APPEND, CREATE } from './store-redis-scripts.ts';
 import { results, unavailable } from './store-redis-replies.ts';
+import { RedisConnection, type RedisOp } from './store-redis-connection.ts';
 import { activityMember, allSummaries, listedSummaries, scanActivity } from './store-redis-listing.ts';
 import { RedisActivityRebuild } from './store-redis-activity-rebuild.ts';
 
@@ -75,7 +78,7 @@ const MAX_APPEND_ROUNDS = 100;
 /** Chat log state of every replica in one Redis; see the file comment. */
 export class RedisLogBackend implements LogBackend {
   readonly prefix: string;
-  private readonly redis: Redis;
+  private readonly connection: RedisConnection;
   private readonly opts: Required<Omit<RedisLogBackendOptions, 'onError' | 'prefix' | 'url' | 'log'>>;
   private readonly log: RedisLogBackendOptions['log'];
   private readonly appendMutex = new KeyedMutex();
@@ -84,8 +87,6 @@ export class RedisLogBackend implements LogBackend {
   private readonly activity: RedisActivityRebuild;
   /** Headers never change once created, so each is read from Redis once (while it stays cached). */
   private readonly headers = new Map<string, Header>();
-  private waitingForReady: Promise<boolean> | undefined;
-  private errorReported = false;
   private closed = false;
 
   constructor(opts: RedisLogBackendOptions) {
@@ -102,28 +103,19 @@ export class RedisLogBackend implements LogBackend {
       lockTtlMs: opts.lockTtlMs ?? 10_000,
       lockWaitMs: opts.lockWaitMs ?? 10_000,
     };
-    this.redis = new Redis(opts.url, {
-      maxRetriesPerRequest: 1,
-      enableOfflineQueue: false,
-      connectTimeout: this.opts.connectTimeoutMs,
-      commandTimeout: this.opts.commandTimeoutMs,
-      // Keep reconnecting (at most once a second) so the gateway recovers when Redis is back.
-      retryStrategy: (times) => Math.min(100 * times, 1000),
+    this.connection = new RedisConnection({
+      url: opts.url,
+      readyWaitMs: this.opts.readyWaitMs,
+      connectTimeoutMs: this.opts.connectTimeoutMs,
+      commandTimeoutMs: this.opts.commandTimeoutMs,
+      onError: opts.onError,
     });
-    this.redis.on('error', (err: Error) => {
-      if (this.errorReported) return;
-      this.errorReported = true;
-      opts.onError?.(err);
-    });
-    this.redis.on('ready', () => {
-      this.errorReported = false;
-    });
-    this.lock = new RedisLock((op) => this.run(op), {
+    this.lock = new RedisLock((op) => this.connection.runRepeatable(op), {
       ttlMs: this.opts.lockTtlMs,
       waitMs: this.opts.lockWaitMs,
     });
     this.activity = new RedisActivityRebuild({
-      run: (op) => this.run(op),
+      run: (op) => this.connection.runRepeatable(op),
       prefix,
       chatsKey: this.chatsKey,
       activityKey: this.activityKey(),
@@ -144,37 +136,18 @@ export class RedisLogBackend implements LogBackend {
     return team === undefined ? `${this.prefix}activity` : `${this.prefix}activity:team:${team}`;
   }
 
-  /** Resolves true once connected, false when not connected within `readyWaitMs`. */
-  private connected(): Promise<boolean> {
-    if (this.redis.status === 'ready') return Promise.resolve(true);
-    if (this.closed || this.redis.status === 'end') return Promise.resolve(false);
-    this.waitingForReady ??= new Promise<boolean>((resolve) => {
-      const done = (ok: boolean) => {
-        clearTimeout(timer);
-        this.redis.off('ready', onReady);
-        this.waitingForReady = undefined;
-        resolve(ok);
-      };
-      const onReady = () => done(true);
-      const timer = setTimeout(() => done(false), this.opts.readyWaitMs);
-      this.redis.on('ready', onReady);
-    });
-    return this.waitingForReady;
+  /**
+   * Runs one operation once (for the gateway's other Redis users: rate limits, usage, response
+   * owners). Not connected, a dropped connection or a timeout is a 503 ODA_ERR_STORE_UNAVAILABLE;
+   * errors Redis itself replies with (a bug) stay as they are.
+   */
+  run<T>(op: RedisOp<T>): Promise<T> {
+    return this.connection.run(op);
   }
 
-  /**
-   * Runs one operation on the connection. Not connected, a dropped connection or a timeout is a
-   * 503 ODA_ERR_STORE_UNAVAILABLE; errors Redis itself replies with (a bug) stay as they are.
-   */
-  async run<T>(op: (redis: Redis) => Promise<T>): Promise<T> {
-    if (this.closed) throw unavailable('the store is closed');
-    if (!(await this.connected())) throw unavailable(`not connected (${this.redis.status})`);
-    try {
-      return await op(this.redis);
-    } catch (err) {
-      if (isOdaError(err) || (err instanceof Error && err.name === 'ReplyError')) throw err;
-      throw unavailable(err instanceof Error ? err.message : String(err), err);
-    }
+  /** Runs one of the store's own operations, each safe to run again after a lost reply. */
+  private repeatable<T>(op: RedisOp<T>): Promise<T> {
+    return this.connection.runRepeatable(op);
   }
 
   async create(header: Header, seed: readonly Event[] = []): Promise<'created' | 'exists'> {
@@ -185,7 +158,7 @@ export class RedisLogBackend implements LogBackend {
     const id = header.id;
     const teamKeys = header.team === undefined ? [] : [this.activityKey(header.team)];
     return this.appendMutex.run(id, async () => {
-      const created = await this.run((r) =>
+      const created = await this.repeatable((r, repeat) =>
         r.eval(
           CREATE,
           5 + teamKeys.length,
@@ -199,6 +172,7 @@ export class RedisLogBackend implements LogBackend {
           line,
           String(lastAt),
           activityMember(lastAt, id),
+          repeat ? '1' : '0',
           ...prepared.lines,
         ),
       );
@@ -214,7 +188,7 @@ export class RedisLogBackend implements LogBackend {
       this.headers.set(id, known);
       return known;
     }
-    const text = await this.run((r) => r.get(this.key(id, 'header')));
+    const text = await this.repeatable((r) => r.get(this.key(id, 'header')));
     if (text === null) return undefined;
     let parsed: Header;
     try {
@@ -248,7 +222,8 @@ export class RedisLogBackend implements LogBackend {
         const count = expectedCount ?? (await this.count(id));
         const batch = prepareBatch(events, count, now, opts.built);
         if (batch.events.length === 0) return [];
-        const reply = await this.run((r) =>
+        // A repeat after a lost reply finds the batch when its first run stored it (the script).
+        const reply = await this.repeatable((r, repeat) =>
           r.eval(
             APPEND,
             4 + teamKeys.length,
@@ -260,11 +235,12 @@ export class RedisLogBackend implements LogBackend {
             String(count),
             String(now),
             id,
+            repeat ? '1' : '0',
             ...batch.lines,
           ),
         );
         const [status] = reply as [number, number];
-        if (status === 1) return batch.events;
+        if (status === 1 || status === 2) return batch.events;
         if (status === -1) throw notFound(id);
         // A caller that compared under the lock must not append to a log that moved on.
         if (expectedCount !== undefined) {
@@ -283,7 +259,7 @@ export class RedisLogBackend implements LogBackend {
       return [];
     }
     const end = length === undefined ? -1 : offset + length - 1;
-    const [exists, lines] = await this.run(async (r) =>
+    const [exists, lines] = await this.repeatable(async (r) =>
       results(
         await r.multi().exists(this.key(id, 'header')).lrange(this.key(id, 'events'), offset, end).exec(),
       ),
@@ -294,7 +270,7 @@ export class RedisLogBackend implements LogBackend {
 
   async count(id: string): Promise<number> {
     assertChatId(id);
-    const [exists, n] = await this.run(async (r) =>
+    const [exists, n] = await this.repeatable(async (r) =>
       results(await r.multi().exists(this.key(id, 'header')).llen(this.key(id, 'events')).exec()),
     );
     if (exists !== 1) throw notFound(id);
@@ -302,7 +278,7 @@ export class RedisLogBackend implements LogBackend {
   }
 
   async list(): Promise<ChatSummary[]> {
-    return allSummaries(this.run.bind(this), (id, part) => this.key(id, part), this.chatsKey);
+    return allSummaries(this.repeatable.bind(this), (id, part) => this.key(id, part), this.chatsKey);
   }
 
   /**
@@ -313,7 +289,7 @@ export class RedisLogBackend implements LogBackend {
   async listPage(q: ChatListQuery): Promise<ChatPage> {
     const indexing = this.activity.start(); // a first listing checks the sets against the chat set
     if ((await indexing.small) === true) await indexing.done;
-    const run = this.run.bind(this);
+    const run = this.repeatable.bind(this);
     const { shown, next } = await scanActivity(run, this.activityKey(q.team), q);
     const chats = await listedSummaries(run, (id, part) => this.key(id, part), shown);
     const page: ChatPage = { chats };
@@ -335,7 +311,7 @@ export class RedisLogBackend implements LogBackend {
     const count = await this.count(id);
     const end = Math.min(count, offset + maxEvents);
     const key = this.key(id, 'events');
-    const run = this.run.bind(this);
+    const run = this.repeatable.bind(this);
     async function* lines(): AsyncGenerator<string> {
       let bytes = 0;
       for (let from = offset; from < end; from += READ_WINDOW) {
@@ -368,7 +344,7 @@ export class RedisLogBackend implements LogBackend {
   async getCheckpoint(id: string, model: string): Promise<StoredCheckpoint | undefined> {
     assertChatId(id);
     assertChatId(model, 'read model name');
-    const text = await this.run((r) => r.hget(this.key(id, 'checkpoints'), model));
+    const text = await this.repeatable((r) => r.hget(this.key(id, 'checkpoints'), model));
     if (text === null) return undefined;
     return parseStoredCheckpoint(text, model);
   }
@@ -376,12 +352,14 @@ export class RedisLogBackend implements LogBackend {
   async putCheckpoint(id: string, checkpoint: StoredCheckpoint): Promise<void> {
     assertChatId(id);
     assertChatId(checkpoint.model, 'read model name');
-    await this.run((r) => r.hset(this.key(id, 'checkpoints'), checkpoint.model, JSON.stringify(checkpoint)));
+    await this.repeatable((r) =>
+      r.hset(this.key(id, 'checkpoints'), checkpoint.model, JSON.stringify(checkpoint)),
+    );
   }
 
   async ping(): Promise<boolean> {
     try {
-      return (await this.run((r) => r.ping())) === 'PONG';
+      return (await this.connection.run((r) => r.ping())) === 'PONG';
     } catch {
       return false;
     }
@@ -391,10 +369,6 @@ export class RedisLogBackend implements LogBackend {
     if (this.closed) return;
     await this.appendMutex.idle();
     this.closed = true;
-    if (this.redis.status === 'ready') {
-      await this.redis.quit().catch(() => this.redis.disconnect());
-    } else {
-      this.redis.disconnect();
-    }
+    await this.connection.close();
   }
 }
