@@ -10,8 +10,12 @@
  * less than handing it to the thread pool and waking the event loop when it is done (two context
  * switches per append on a busy machine), and no other request waits for it on a later turn. Opening,
  * syncing and closing stay asynchronous, on a plain descriptor (cheaper per call than FileHandle).
+ *
+ * The handle only ever appends to the file as it was created (header first): it never creates one,
+ * and a file removed while the handle is open (by hand, under a running gateway) is refused with
+ * ENOENT instead of taking writes no one can read again.
  */
-import { close, fdatasync, ftruncate, open, writeSync } from 'node:fs';
+import { close, constants, fdatasync, fstatSync, ftruncate, open, writeSync } from 'node:fs';
 
 export type FsyncMode = 'always' | 'batch';
 
@@ -48,8 +52,11 @@ export class AppendFile {
       this.syncError = undefined;
       throw err;
     }
-    this.fd ??= call<number>((cb) => open(this.path, 'a', cb));
+    this.fd ??= call<number>((cb) => open(this.path, constants.O_WRONLY | constants.O_APPEND, cb));
     const fd = await this.fd;
+    if (fstatSync(fd).nlink === 0) {
+      throw Object.assign(new Error(`${this.path} was removed`), { code: 'ENOENT' });
+    }
     try {
       let written = 0;
       while (written < data.length) {

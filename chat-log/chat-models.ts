@@ -6,6 +6,7 @@
  * Everything goes through LogBackend, so a shared backend (Redis) works unchanged: catching up
  * before every use is what shows a replica the events other replicas appended.
  */
+import { isOdaError } from '../lib/errors.ts';
 import type { LogBackend } from './store.ts';
 import type { Event, Header } from './format/current.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
@@ -92,11 +93,10 @@ export class ChatModels {
     }
     return this.mutex.run(id, async () => {
       let entry = this.entries.get(id);
+      if (entry && !(await this.caughtUp(entry))) entry = undefined;
       if (!entry) {
         entry = await this.load(id);
         if (!entry) return undefined;
-      } else {
-        await this.catchUp(entry);
       }
       this.remember(entry);
       this.maybeCheckpoint(entry);
@@ -138,7 +138,7 @@ export class ChatModels {
       const entry = this.entries.get(id);
       if (!entry) return;
       if (first.seq === entry.position + 1) this.fold(entry, stored, undefined);
-      else if (lastNew.seq > entry.position) await this.catchUp(entry);
+      else if (lastNew.seq > entry.position && !(await this.caughtUp(entry))) return;
       this.maybeCheckpoint(entry);
     });
   }
@@ -158,7 +158,12 @@ export class ChatModels {
     const { backend } = this.opts;
     const header = await backend.header(id);
     if (!header) return undefined;
-    const count = await backend.count(id);
+    // A header remembered by the backend for a chat whose log has since gone: absent as well.
+    const count = await backend.count(id).catch((err: unknown) => {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    });
+    if (count === undefined) return undefined;
     const states = initialStates(header);
     const positions = {} as Record<ChatModelKey, number>;
     for (const key of chatModelKeys) {
@@ -188,6 +193,22 @@ export class ChatModels {
     if (!loaded.ok) return -1;
     states[key] = loaded.state;
     return loaded.position;
+  }
+
+  /**
+   * Catches the entry up; false (the entry forgotten) when its chat is no longer in the log: its
+   * file removed, its Redis keys deleted or lost. The chat is then opened afresh, like any chat not
+   * seen before (absent, it can be created again), instead of answering 404 until a restart.
+   */
+  private async caughtUp(entry: Entry): Promise<boolean> {
+    try {
+      await this.catchUp(entry);
+      return true;
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      if (this.entries.get(entry.id) === entry) this.entries.delete(entry.id);
+      return false;
+    }
   }
 
   private async catchUp(entry: Entry): Promise<void> {
@@ -272,6 +293,8 @@ export class ChatModels {
     }
   }
 }
+
+const isNotFound = (err: unknown): boolean => isOdaError(err) && err.code === 'ODA_ERR_NOT_FOUND';
 
 function stateOf(entry: Entry): ChatState {
   return Object.freeze({

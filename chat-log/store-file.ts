@@ -62,6 +62,9 @@ interface OpenChat {
   file?: ChatFile;
 }
 
+/** A chat file removed while it was open. */
+const removed = (err: unknown): boolean => (err as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+
 const changedUnder = (id: string) =>
   new OdaError('ODA_ERR_STORE_UNAVAILABLE', 503, `chat ${id} changed while it was being appended to; retry`);
 
@@ -214,6 +217,7 @@ export class FileLogBackend implements LogBackend {
         // Reopen next time: if the undo failed too, opening sets the partial bytes aside.
         this.open.delete(id);
         await this.dropWriter(id);
+        if (removed(err)) throw notFound(id);
         throw new OdaError('ODA_ERR_LOG_WRITE', 500, `could not append to chat log ${id}`, { cause: err });
       }
       // The index moves only once the bytes are written (and, with fsync `always`, synced), so
@@ -231,7 +235,19 @@ export class FileLogBackend implements LogBackend {
   }
 
   async read(id: string, offset: number, length?: number): Promise<Event[]> {
-    return readEvents(await this.existing(id), offset, length);
+    return this.unlessRemoved(id, async () => readEvents(await this.existing(id), offset, length));
+  }
+
+  /** A read of a chat whose file was removed meanwhile (by hand) forgets it: a 404, as for any absent chat. */
+  private async unlessRemoved<T>(id: string, read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (err) {
+      if (!removed(err)) throw err;
+      this.open.delete(id);
+      await this.dropWriter(id);
+      throw notFound(id);
+    }
   }
 
   async count(id: string): Promise<number> {
@@ -265,7 +281,12 @@ export class FileLogBackend implements LogBackend {
    * the chat's line offsets, and the file is read in chunks of at most 1 MB of whole lines.
    */
   async readLines(id: string, offset: number, maxEvents: number, maxBytes: number): Promise<EventLines> {
-    return readEventLines(await this.existing(id), offset, maxEvents, maxBytes);
+    return this.unlessRemoved(id, async () => {
+      const c = await this.existing(id);
+      // The lines are read as they are consumed: a file already removed is told now, as a 404.
+      await fsp.stat(c.path);
+      return readEventLines(c, offset, maxEvents, maxBytes);
+    });
   }
 
   /** How many chats this store holds state or handles for, and the size of its index. */

@@ -176,8 +176,19 @@ export class RedisLogBackend implements LogBackend {
           ...prepared.lines,
         ),
       );
-      return created === 1 ? 'created' : 'exists';
+      if (created !== 1) return 'exists';
+      this.headers.delete(id); // one of a chat of this id that is gone is no longer the header
+      return 'created';
     });
+  }
+
+  /**
+   * The 404 of a chat whose header key is missing. Its cached header goes too: the chat's keys were
+   * deleted or lost while it was known, and a chat of that id may be created anew.
+   */
+  private gone(id: string): OdaError {
+    this.headers.delete(id);
+    return notFound(id);
   }
 
   async header(id: string): Promise<Header | undefined> {
@@ -241,7 +252,7 @@ export class RedisLogBackend implements LogBackend {
         );
         const [status] = reply as [number, number];
         if (status === 1 || status === 2) return batch.events;
-        if (status === -1) throw notFound(id);
+        if (status === -1) throw this.gone(id);
         // A caller that compared under the lock must not append to a log that moved on.
         if (expectedCount !== undefined) {
           throw unavailable(`chat ${id} changed while it was being appended to; retry`);
@@ -264,7 +275,7 @@ export class RedisLogBackend implements LogBackend {
         await r.multi().exists(this.key(id, 'header')).lrange(this.key(id, 'events'), offset, end).exec(),
       ),
     );
-    if (exists !== 1) throw notFound(id);
+    if (exists !== 1) throw this.gone(id);
     return (lines as string[]).map((line, i) => parseEventLine(line, id, offset + i));
   }
 
@@ -273,7 +284,7 @@ export class RedisLogBackend implements LogBackend {
     const [exists, n] = await this.repeatable(async (r) =>
       results(await r.multi().exists(this.key(id, 'header')).llen(this.key(id, 'events')).exec()),
     );
-    if (exists !== 1) throw notFound(id);
+    if (exists !== 1) throw this.gone(id);
     return n as number;
   }
 

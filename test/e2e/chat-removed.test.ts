@@ -1,0 +1,95 @@
+/**
+ * A chat whose log disappears under a running gateway that has it in memory: on Redis (its keys
+ * lost: a Redis restarted without persistence, a failover to an empty replica) the next model call
+ * creates it anew, as a gateway that never saw it would, instead of a 404 until restart; on the file
+ * store (its file removed by hand) the call that finds it gone stores nothing and is a 404, and the
+ * next one creates it anew.
+ */
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { RedisLogBackend } from '../../chat-log/store-redis.ts';
+import type { Event } from '../../chat-log/format/current.ts';
+import { dropPrefix, redisSkip, redisUrl, uniquePrefix } from '../helpers/redis-test.ts';
+import { startGateway, testStoreIsRedis, type TestGateway } from '../helpers/start-gateway.ts';
+
+const ANSWER = 'Hello from the fake provider.';
+const cleanups: Array<() => Promise<void>> = [];
+after(async () => {
+  for (const clean of cleanups) await clean();
+});
+
+async function chat(gw: TestGateway, session: string, messages: unknown[]) {
+  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-session-id': session },
+    body: JSON.stringify({ model: 'gpt-test', messages }),
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+async function events(gw: TestGateway, id: string): Promise<{ status: number; events: Event[] }> {
+  const res = await fetch(`${gw.url}/v1/sessions/${id}/events`);
+  const body = (await res.json()) as { events?: Event[] };
+  return { status: res.status, events: body.events ?? [] };
+}
+
+const saidIn = (events: Event[]) =>
+  events.flatMap((e) =>
+    e.type === 'message' && e.content[0]?.kind === 'text' ? [`${e.role}:${e.content[0].text}`] : [],
+  );
+
+const once = testStoreIsRedis && 'runs once, in the file-store pass';
+const limits = { timeout: 30_000 };
+
+describe('a chat whose log disappears under a running gateway', () => {
+  test('Redis: the next call creates the chat anew', { ...limits, skip: redisSkip || once }, async () => {
+    const prefix = uniquePrefix('e2e-removed');
+    const gw = await startGateway({
+      config: { store: { kind: 'redis', url: redisUrl! } },
+      deps: { backend: new RedisLogBackend({ url: redisUrl!, prefix }) },
+    });
+    cleanups.push(async () => {
+      await gw.close();
+      await dropPrefix(prefix);
+    });
+    assert.equal((await chat(gw, 'x', [{ role: 'user', content: 'hi' }])).status, 200);
+    assert.equal((await fetch(`${gw.url}/v1/sessions/x`)).status, 200);
+
+    await dropPrefix(prefix); // every key of the gateway's chats is gone
+    assert.equal((await fetch(`${gw.url}/v1/sessions/x`)).status, 404, 'gone is gone');
+    const res = await chat(gw, 'x', [{ role: 'user', content: 'fresh start' }]);
+    assert.equal(res.status, 200, res.text);
+    assert.equal((await fetch(`${gw.url}/v1/sessions/x`)).status, 200);
+    const log = await events(gw, 'x');
+    assert.equal(log.status, 200);
+    assert.deepEqual(
+      log.events.map((e) => e.seq),
+      log.events.map((_, i) => i),
+    );
+    assert.deepEqual(saidIn(log.events), ['user:fresh start', `model:${ANSWER}`]);
+  });
+
+  test(
+    'file store: nothing is stored in the removed file, then the chat is created anew',
+    { ...limits, skip: once },
+    async () => {
+      const gw = await startGateway();
+      cleanups.push(() => gw.close());
+      const first = [{ role: 'user', content: 'hi' }];
+      assert.equal((await chat(gw, 'x', first)).status, 200);
+      rmSync(join(gw.dataDir, 'chats', 'x.jsonl'));
+
+      const next = [...first, { role: 'assistant', content: ANSWER }, { role: 'user', content: 'more' }];
+      const refused = await chat(gw, 'x', next);
+      assert.equal(refused.status, 404, refused.text);
+      assert.equal((await events(gw, 'x')).status, 404);
+      const res = await chat(gw, 'x', [{ role: 'user', content: 'fresh start' }]);
+      assert.equal(res.status, 200, res.text);
+      const log = await events(gw, 'x');
+      assert.equal(log.status, 200);
+      assert.deepEqual(saidIn(log.events), ['user:fresh start', `model:${ANSWER}`]);
+    },
+  );
+});
