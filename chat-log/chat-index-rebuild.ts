@@ -9,8 +9,12 @@
  * It runs in the background while the gateway serves: rows of chats the store has open come from
  * its memory, and a row changed by the store while a file was being read is kept (the read is
  * dropped), so a rebuild never takes a row back in time.
+ *
+ * The check of an index closed cleanly (`unindexedOnly`) is the same pass with one difference: only
+ * chat files without a row are read; it catches what was done to the chat files by hand while the
+ * gateway was stopped (files added, files removed) at the cost of listing the folder and the ids.
  */
-import { promises as fsp } from 'node:fs';
+import { promises as fsp, type Dir } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isChatId } from './chat-id.ts';
@@ -41,6 +45,9 @@ export interface RebuildProgress {
 
 const CHUNK = 64 * 1024;
 const PARALLEL = 8;
+/** Names or ids handled between two turns of the event loop (100,000 never hold up a request). */
+const SLICE = 5000;
+const breathe = () => new Promise<void>((resolve) => setImmediate(resolve));
 const PROGRESS_EVERY_MS = 5000;
 /** Stored event lines begin with their seq and time (event-batch.ts writes them first). */
 const LINE_START = /^\{"seq":\d+,"at":(\d+)[,}]/;
@@ -174,6 +181,35 @@ async function scanFile(
   }
 }
 
+/** The chats of a folder by id, listed a batch of names at a time. */
+async function chatIdsIn(dir: string): Promise<Set<string>> {
+  const present = new Set<string>();
+  let entries: Dir;
+  try {
+    entries = await fsp.opendir(dir, { bufferSize: 1024 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return present;
+    throw err;
+  }
+  for await (const { name } of entries) {
+    const id = name.slice(0, -'.jsonl'.length);
+    if (name.endsWith('.jsonl') && isChatId(id)) present.add(id);
+  }
+  return present;
+}
+
+/** Every indexed id, read a slice at a time. */
+async function indexedIds(index: ChatIndex): Promise<Set<string>> {
+  const ids = new Set<string>();
+  for (let after: string | undefined; ;) {
+    const slice = index.idsAfter(after, SLICE);
+    for (const id of slice) ids.add(id);
+    if (slice.length < SLICE) return ids;
+    after = slice[slice.length - 1];
+    await breathe();
+  }
+}
+
 const sameRow = (a: IndexRow | undefined, b: IndexRow | undefined) =>
   a === b ||
   (a !== undefined &&
@@ -184,7 +220,8 @@ const sameRow = (a: IndexRow | undefined, b: IndexRow | undefined) =>
 
 /**
  * Brings `index` in line with the chat files of `src` (see the file comment). `progress` is updated
- * as it goes; `stopped()` ends it early (the store is closing). Resolves with the final progress.
+ * as it goes; `stopped()` ends it early (the store is closing). Resolves with true once the index
+ * is in line, false when it was stopped first.
  */
 export async function rebuildIndex(
   index: ChatIndex,
@@ -194,17 +231,20 @@ export async function rebuildIndex(
     stopped: () => boolean;
     log?: IndexLog;
     onListed?: (total: number) => void;
+    /** Read only the chat files that have no row (the check of an index closed cleanly). */
+    unindexedOnly?: boolean;
   },
-): Promise<RebuildProgress> {
+): Promise<boolean> {
   const { progress, log } = opts;
-  const names = await fsp.readdir(src.chatsDir).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return [] as string[];
-    throw err;
-  });
-  const ids = names
-    .filter((n) => n.endsWith('.jsonl'))
-    .map((n) => n.slice(0, -'.jsonl'.length))
-    .filter(isChatId);
+  // The chats of the folder, and for a check the rows it has at its start.
+  const present = await chatIdsIn(src.chatsDir);
+  const indexed = opts.unindexedOnly ? await indexedIds(index) : undefined;
+  const ids: string[] = [];
+  let seen = 0;
+  for (const id of present) {
+    if (!indexed?.has(id)) ids.push(id);
+    if (++seen % SLICE === 0) await breathe();
+  }
   progress.total = ids.length;
   opts.onListed?.(ids.length);
   let lastReport = Date.now();
@@ -256,11 +296,13 @@ export async function rebuildIndex(
     }
   };
   await Promise.all(Array.from({ length: PARALLEL }, worker));
-  if (opts.stopped()) return progress;
+  if (opts.stopped()) return false;
 
-  // Rows whose chat file is gone (removed by an operator) go too.
-  const present = new Set(ids);
-  for (const id of index.ids()) {
+  // Rows whose chat file is gone (removed by an operator) go too. A check looks at the rows it
+  // listed at its start: one added since is of a chat the store wrote, whose file is there.
+  seen = 0;
+  for (const id of indexed ?? (await indexedIds(index))) {
+    if (++seen % SLICE === 0) await breathe();
     if (present.has(id) || src.openChat(id)) continue;
     const exists = await fsp.stat(join(src.chatsDir, `${id}.jsonl`)).then(
       () => true,
@@ -272,6 +314,9 @@ export async function rebuildIndex(
     }
   }
   index.flush();
-  log?.('info', 'chat index is up to date', { ...progress, ms: Date.now() - started });
-  return progress;
+  // A check that found nothing to do says nothing: it runs at every start.
+  if (!opts.unindexedOnly || progress.changed > 0) {
+    log?.('info', 'chat index is up to date', { ...progress, ms: Date.now() - started });
+  }
+  return true;
 }

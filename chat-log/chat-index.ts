@@ -4,13 +4,16 @@
  * (`dataDir/chat-index.sqlite`), so listing a page of chats never opens a chat file, also right
  * after a restart. It is derived data: the chat files stay the record, and the index is rebuilt
  * from them when it is missing, of another schema, damaged, or was not closed cleanly
- * (`chat-index-rebuild.ts`).
+ * (`chat-index-rebuild.ts`). Damage found while the index is in use (SQLite reports the file
+ * corrupt, {@link isIndexDamage}) has the same cure: the store sets the index aside and rebuilds it.
  *
  * Writes are batched: a change is kept in memory and written with the others of the last
  * `FLUSH_MS` in one transaction, so a model call costs one map entry, not a database write; a page
  * flushes first, so this process always lists what it wrote. The database runs in WAL mode with
  * `synchronous=OFF`: no disk flush on the gateway's thread; what a crash or power loss takes is
- * caught by the rebuild at the next start (an index not closed cleanly is checked and caught up).
+ * caught at the next start (an index not closed cleanly is checked and caught up, one closed
+ * cleanly is checked against the chat files' names) or, for damage a power loss left in a file
+ * closed cleanly, when SQLite next reads the damaged part.
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -44,6 +47,20 @@ CREATE INDEX IF NOT EXISTS chats_by_activity ON chats (last_at, id);
 CREATE INDEX IF NOT EXISTS chats_by_team ON chats (team, last_at, id);`;
 
 const COLUMNS = 'id, team, created_at, last_at, event_count, size, parent, cwd';
+
+/**
+ * True when `err` is SQLite saying the index file is damaged (`SQLITE_CORRUPT` and its variants,
+ * `SQLITE_NOTADB`): only a rebuild cures that, where other errors (a full disk, a lock) may pass.
+ */
+export function isIndexDamage(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB');
+}
+
+/** Removes an index's files (the database and its WAL files). */
+export function removeIndexFiles(path: string): void {
+  for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
+}
 
 /** Why the index must be built again from the chat files, if it must. */
 export type IndexCondition = 'ready' | 'missing' | 'unclean';
@@ -112,7 +129,7 @@ export class ChatIndex {
     } catch (err) {
       if (opts.readOnly) throw err;
       // A damaged index is only lost time: start an empty one and rebuild it from the chat files.
-      for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
+      removeIndexFiles(path);
       opened = ChatIndex.openDb(path, false);
     }
     this.db = opened.db;
@@ -289,10 +306,16 @@ export class ChatIndex {
     return out;
   }
 
-  /** Every indexed id (for a rebuild to find chats whose file is gone). */
-  ids(): string[] {
+  /**
+   * At most `limit` indexed ids after `after` in id order (all ids a slice at a time, so a rebuild
+   * listing 100,000 of them lets requests in between).
+   */
+  idsAfter(after: string | undefined, limit: number): string[] {
     this.flush();
-    const ids = this.db.prepare('SELECT id FROM chats').pluck().all();
+    const ids =
+      after === undefined
+        ? this.db.prepare('SELECT id FROM chats ORDER BY id LIMIT ?').pluck().all(limit)
+        : this.db.prepare('SELECT id FROM chats WHERE id > ? ORDER BY id LIMIT ?').pluck().all(after, limit);
     return ids.filter((id): id is string => typeof id === 'string');
   }
 
@@ -308,5 +331,17 @@ export class ChatIndex {
     if (!this.db.open) return;
     this.flush();
     this.db.close();
+  }
+
+  /** Closes the database without writing what is pending (a damaged index being set aside). */
+  discard(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.pending.clear();
+    try {
+      if (this.db.open) this.db.close();
+    } catch {
+      // Closing a damaged database may fail too; its files are removed next.
+    }
   }
 }

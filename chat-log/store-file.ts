@@ -47,7 +47,7 @@ export interface FileLogBackendOptions {
   /**
    * When the chat index found not closed cleanly is brought up to date: always (the gateway, the
    * index's only writer), or only when the process that left it is gone (a command-line reader
-   * next to a running gateway).
+   * next to a running gateway). One closed cleanly is checked against the chat files' names.
    */
   indexCheck?: 'always' | 'when-owner-exited';
   /** Progress of index rebuilds (the gateway passes its logger). */
@@ -123,6 +123,8 @@ export class FileLogBackend implements LogBackend {
         // An absent chat is not remembered: it may be created by another process later.
         if (c === undefined && this.open.get(id) === entry) this.open.delete(id);
         else entry.file = c;
+        // A chat still listed whose file is gone (removed by hand) is listed no more.
+        if (c === undefined) this.index.forget(id);
       },
       () => this.open.get(id) === entry && this.open.delete(id),
     );
@@ -235,18 +237,33 @@ export class FileLogBackend implements LogBackend {
   }
 
   async read(id: string, offset: number, length?: number): Promise<Event[]> {
-    return this.unlessRemoved(id, async () => readEvents(await this.existing(id), offset, length));
+    const c = await this.existing(id);
+    return readEvents(c, offset, length).catch(async (err: unknown) =>
+      readEvents(await this.reopenGone(id, c, err), offset, length),
+    );
   }
 
-  /** A read of a chat whose file was removed meanwhile (by hand) forgets it: a 404, as for any absent chat. */
-  private async unlessRemoved<T>(id: string, read: () => Promise<T>): Promise<T> {
-    try {
-      return await read();
-    } catch (err) {
-      if (!removed(err)) throw err;
-      this.open.delete(id);
+  /**
+   * A read failed with `err`: if the chat's file was removed behind the store, forgets the chat's
+   * state (once no append is under way) and opens it again: a 404 that drops its row, unless it
+   * opens afresh (a converted chat's original is still there). Other errors are thrown as they are.
+   */
+  private async reopenGone(id: string, c: ChatFile, err: unknown): Promise<ChatFile> {
+    if (!removed(err)) throw err;
+    await this.appendMutex.run(id, async () => {
+      if (this.open.get(id)?.file === c) this.open.delete(id);
       await this.dropWriter(id);
-      throw notFound(id);
+    });
+    return this.existing(id);
+  }
+
+  /** `lines` of chat `id`, open as `c`; a file found gone while reading is handled as by `read`. */
+  private async *linesOf(id: string, c: ChatFile, lines: AsyncIterable<string>): AsyncGenerator<string> {
+    try {
+      yield* lines;
+    } catch (err) {
+      await this.reopenGone(id, c, err);
+      throw err;
     }
   }
 
@@ -259,18 +276,12 @@ export class FileLogBackend implements LogBackend {
     return this.open.get(id)?.file?.offsets.length;
   }
 
-  /**
-   * Every chat, in id order, from the index (never opening chat files); waits for a rebuild under
-   * way. For tools and tests: the gateway lists by page.
-   */
+  /** Every chat, in id order, from the index (`StoreFileIndex.list`); for tools and tests. */
   list(): Promise<ChatSummary[]> {
     return this.index.list();
   }
 
-  /**
-   * One page of chats from the index, newest activity first. While the index is being rebuilt the
-   * page shows the chats indexed so far (`indexing`), except that a small rebuild is waited for.
-   */
+  /** One page of chats from the index, newest activity first (`StoreFileIndex.listPage`). */
   listPage(q: ChatListQuery): Promise<ChatPage> {
     return this.index.listPage(q);
   }
@@ -281,12 +292,9 @@ export class FileLogBackend implements LogBackend {
    * the chat's line offsets, and the file is read in chunks of at most 1 MB of whole lines.
    */
   async readLines(id: string, offset: number, maxEvents: number, maxBytes: number): Promise<EventLines> {
-    return this.unlessRemoved(id, async () => {
-      const c = await this.existing(id);
-      // The lines are read as they are consumed: a file already removed is told now, as a 404.
-      await fsp.stat(c.path);
-      return readEventLines(c, offset, maxEvents, maxBytes);
-    });
+    const c = await this.existing(id);
+    const read = readEventLines(c, offset, maxEvents, maxBytes);
+    return { count: read.count, lines: this.linesOf(id, c, read.lines) };
   }
 
   /** How many chats this store holds state or handles for, and the size of its index. */
@@ -299,11 +307,7 @@ export class FileLogBackend implements LogBackend {
     await this.index.ready();
   }
 
-  /**
-   * Opens the chat index (once) and, when it was missing, of another schema or not closed cleanly,
-   * starts bringing it up to date from the chat files in the background. The gateway calls it at
-   * start so the rebuild begins before the first request; every listing and write calls it too.
-   */
+  /** Opens the chat index and starts its check or rebuild (`StoreFileIndex.open`); done at start. */
   openIndex(): void {
     this.index.open();
   }
