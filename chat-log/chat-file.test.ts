@@ -119,7 +119,7 @@ describe('FileLogBackend: older format versions', () => {
     const header = await store.header('old');
     assert.equal(header?.version, 5);
     assert.equal(header?.id, 'old');
-    const converted = path.join(chats, 'old.v5.jsonl');
+    const converted = path.join(chats, 'old@v5.jsonl');
     assert.ok(fs.existsSync(converted), 'converted generation beside the original');
     const events = await store.read('old', 0);
     assert.ok(
@@ -163,7 +163,7 @@ describe('FileLogBackend: older format versions', () => {
     assert.deepEqual(await store.read('fixture-v4', 0), v4Events, 'v4 events read as they were');
     await store.append('fixture-v4', [say('next')], T0 + 10);
     assert.equal(fs.readFileSync(original, 'utf8'), v4Text, 'the v4 original is never written');
-    assert.match(fs.readFileSync(path.join(chats, 'fixture-v4.v5.jsonl'), 'utf8'), /"next"/);
+    assert.match(fs.readFileSync(path.join(chats, 'fixture-v4@v5.jsonl'), 'utf8'), /"next"/);
     assert.deepEqual(
       (await new FileLogBackend({ dataDir }).list()).map((c) => [c.id, c.eventCount]),
       [['fixture-v4', v4Events.length + 1]],
@@ -203,9 +203,10 @@ describe('FileLogBackend: older format versions', () => {
     );
     assert.deepEqual(
       fs.readdirSync(chats).sort(),
-      ['old.jsonl', 'old.v4.jsonl', 'old.v5.jsonl'],
-      'listing converts nothing that is not a chat of its own',
+      ['old.jsonl', 'old@v4.jsonl', 'old@v5.jsonl'],
+      'listing converts nothing that is not a chat of its own; the v4 generation moved to its own name',
     );
+    assert.equal(fs.readFileSync(path.join(chats, 'old@v4.jsonl'), 'utf8'), v4Generation);
   });
 
   test('an unknown version is refused', async () => {

@@ -7,8 +7,17 @@ import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { OdaError } from '../lib/errors.ts';
 import { header as headerSchema, VERSION, type Header } from './format/current.ts';
-import { besidePath, convertFileBeside } from './convert.ts';
+import { convertFileBeside } from './convert.ts';
 import { isKnownVersion } from './format/index.ts';
+import {
+  besidePath,
+  headOfLine,
+  legacyGenerationTarget,
+  moveGeneration,
+  readFirstLine,
+} from './generations.ts';
+
+export { readFirstLine };
 
 /** What the file store keeps in memory per open chat. */
 export interface ChatFile {
@@ -109,47 +118,7 @@ export function parseHeaderLine(id: string, line: string): Header {
 
 /** The format version a header line declares, or undefined when it cannot be read. */
 export function headerVersion(line: string): unknown {
-  try {
-    const raw: unknown = JSON.parse(line);
-    return typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>).version : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The chat id a header line names, or undefined when it cannot be read. */
-function headerId(line: string): unknown {
-  try {
-    const raw: unknown = JSON.parse(line);
-    return typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>).id : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Reads the first line of a file (the header) without reading the rest; undefined when absent. */
-export async function readFirstLine(path: string): Promise<string | undefined> {
-  let fh: FileHandle;
-  try {
-    fh = await fsp.open(path, 'r');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-  try {
-    let text = '';
-    const buf = Buffer.alloc(CHUNK);
-    for (let pos = 0; ;) {
-      const { bytesRead } = await fh.read(buf, 0, CHUNK, pos);
-      if (bytesRead === 0) return text;
-      const nl = buf.subarray(0, bytesRead).indexOf(10);
-      if (nl !== -1) return text + buf.toString('utf8', 0, nl);
-      text += buf.toString('utf8', 0, bytesRead);
-      pos += bytesRead;
-    }
-  } finally {
-    await fh.close();
-  }
+  return headOfLine(line).version;
 }
 
 /**
@@ -198,10 +167,17 @@ export async function openV4File(id: string, path: string, now: number): Promise
 export async function openChatFile(id: string, path: string, now: number): Promise<ChatFile | undefined> {
   const first = await readFirstLine(path);
   if (first === undefined) return undefined;
-  const version = headerVersion(first);
+  const head = headOfLine(first);
+  if (head.id !== id) {
+    // A generation an earlier build saved under this chat's name (`<other>.v5.jsonl` is the file of
+    // chat `<other>.v5`) moves to its own name: this chat does not exist yet.
+    const target = legacyGenerationTarget(path, head);
+    if (target !== undefined && (await moveGeneration(path, target))) return undefined;
+  }
+  const version = head.version;
   if (version === VERSION) return openV4File(id, path, now);
-  // Another chat's file under this name (such as an earlier generation, `<chat>.v4.jsonl`) is never converted.
-  if (headerId(first) !== id) throw damaged(id, 'header names another chat');
+  // Another chat's file under this name is never converted.
+  if (head.id !== id) throw damaged(id, 'header names another chat');
   if (!isKnownVersion(version)) {
     throw new OdaError(
       'ODA_ERR_LOG_READ',

@@ -49,6 +49,8 @@ const PARALLEL = 8;
 const SLICE = 5000;
 const breathe = () => new Promise<void>((resolve) => setImmediate(resolve));
 const PROGRESS_EVERY_MS = 5000;
+/** The name earlier builds gave a converted generation (`<chat>.v5`), a name a chat may have too. */
+const LEGACY_GENERATION = /\.v\d+$/;
 /** Stored event lines begin with their seq and time (event-batch.ts writes them first). */
 const LINE_START = /^\{"seq":\d+,"at":(\d+)[,}]/;
 
@@ -268,7 +270,9 @@ export async function rebuildIndex(
         row = c ? rowOfOpenChat(c) : undefined;
       } else row = scanned;
     } catch {
-      // Not a chat (a converted generation beside its original, a damaged header): no row.
+      // Not a chat (a damaged header, a converted generation an earlier build named like a chat): no
+      // row. Opening the latter through the store moves it to its own name, freeing the chat's.
+      if (LEGACY_GENERATION.test(id)) await src.openViaStore(id).catch(() => undefined);
       row = undefined;
     }
     // The store may have opened or changed the chat while its file was read: its state wins.

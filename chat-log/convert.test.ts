@@ -371,13 +371,13 @@ describe('convertFileBeside', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  test('writes <name>.v5.jsonl beside the original and leaves the original untouched', async () => {
+  test('writes <name>@v5.jsonl beside the original and leaves the original untouched', async () => {
     for (const v of [0, 1, 2, 3, 4] as const) {
       const original = join(dir, `chat-${v}.jsonl`);
       await copyFile(fixture(v), original);
       const before = await readFile(original, 'utf8');
       const out = await convertFileBeside(original);
-      assert.equal(out, join(dir, `chat-${v}.v5.jsonl`));
+      assert.equal(out, join(dir, `chat-${v}@v5.jsonl`));
       assert.equal(await readFile(original, 'utf8'), before);
       const read = readLogText(await readFile(out, 'utf8'));
       assert.equal(read.version, 5);
@@ -425,7 +425,7 @@ describe('convertFileBeside', () => {
     await writeFile(besidePath(original), '{"version":5,"id":"someone-else","createdAt":0}\n');
     await assert.rejects(
       convertFileBeside(original),
-      /foreign\.v5\.jsonl exists but is not the v5 generation/,
+      /foreign@v5\.jsonl exists but is not the v5 generation/,
     );
     const broken = join(dir, 'broken.jsonl');
     const lines = fixtureText(1).trimEnd().split('\n');
@@ -445,7 +445,7 @@ describe('convertFileBeside', () => {
     assert.equal(readLogText(await readFile(out, 'utf8')).events.length, 8);
   });
 
-  test("an earlier build's generation (<name>.v4.jsonl beside a v3 log) is the one converted", async () => {
+  test("an earlier build's generation (named <name>.v4.jsonl then, beside a v3 log) is the one converted", async () => {
     const original = join(dir, 'gen.jsonl');
     await copyFile(fixture(3), original);
     // what an earlier build did: convert to v4 beside, then append there
@@ -461,7 +461,7 @@ describe('convertFileBeside', () => {
     await writeFile(v4Path, `${v4Text}${appended}\n`);
     const v4Before = await readFile(v4Path, 'utf8');
     const out = await convertFileBeside(original);
-    assert.equal(out, join(dir, 'gen.v5.jsonl'));
+    assert.equal(out, join(dir, 'gen@v5.jsonl'));
     const read = readLogText(await readFile(out, 'utf8'));
     assert.equal(read.version, 5);
     assert.deepEqual(read.problems, []);

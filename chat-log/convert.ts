@@ -1,10 +1,11 @@
 /**
  * Reading chat logs of every format version and converting them to the current one (seed 002,
  * "How the format is versioned"): a log is read through the schema of the version that wrote it,
- * converted step by step, and the converted generation is saved beside the original, never over it.
+ * converted step by step, and the converted generation is saved beside the original, never over it
+ * (`generations.ts` names it).
  */
 import { link, open, readFile, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import { OdaError, isOdaError } from '../lib/errors.ts';
@@ -14,6 +15,14 @@ import { describeSchemaIssue, validateHeader, validateHeaderWith } from './heade
 import { CURRENT_VERSION, formats, isKnownVersion, type FormatVersion } from './format/index.ts';
 import { upgradeV0, upgradeV1, upgradeV2, upgradeV3, upgradeV4, type Log } from './format/upgrade-steps.ts';
 import type { Event, Header } from './format/current.ts';
+import {
+  besidePath,
+  generationPath,
+  headOfLine,
+  legacyGenerationPath,
+  moveGeneration,
+  readFirstLine,
+} from './generations.ts';
 
 export type LogProblemKind =
   | 'torn-line'
@@ -259,16 +268,7 @@ export function headerAsCurrent(raw: unknown): Header | undefined {
   return { ...parsed.data, version: CURRENT_VERSION };
 }
 
-/** The path of the version-`version` generation beside `path`: `<name>.v<version>.jsonl`. */
-export function generationPath(path: string, version: number): string {
-  const name = basename(path).replace(/\.jsonl$/, '');
-  return join(dirname(path), `${name}.v${version}.jsonl`);
-}
-
-/** The path of the converted (current) generation beside `path`: `<name>.v5.jsonl` today. */
-export function besidePath(path: string): string {
-  return generationPath(path, CURRENT_VERSION);
-}
+export { besidePath, generationPath } from './generations.ts';
 
 /** The JSONL text of a log: one line per record, each ending with a newline. */
 export function logToText(log: Log<Header, Event>): string {
@@ -277,17 +277,8 @@ export function logToText(log: Log<Header, Event>): string {
 
 /** The version and id a log file's header names; undefined when there is no such file. */
 async function headOf(path: string): Promise<{ version?: unknown; id?: unknown } | undefined> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-  const nl = text.indexOf('\n');
-  const first = parseJson(nl === -1 ? text : text.slice(0, nl));
-  const head = first.ok ? first.value : null;
-  return typeof head === 'object' && head !== null ? head : {};
+  const first = await readFirstLine(path);
+  return first === undefined ? undefined : headOfLine(first);
 }
 
 async function existingGeneration(target: string, id: string): Promise<boolean> {
@@ -300,31 +291,46 @@ async function existingGeneration(target: string, id: string): Promise<boolean> 
 }
 
 /**
- * The newest generation an earlier build converted `path` to (`<name>.v<k>.jsonl`, k between the
- * original's version and the current one): the chat was appended to there, so the next conversion
- * starts from it. Undefined when there is none.
+ * The newest generation an earlier build converted `path` to (`<name>@v<k>.jsonl`, or
+ * `<name>.v<k>.jsonl` as builds before named it; k between the original's version and the current
+ * one): the chat was appended to there, so the next conversion starts from it. Undefined when there
+ * is none.
  */
 async function newestEarlierGeneration(path: string, from: number, id: string): Promise<string | undefined> {
   for (let k = CURRENT_VERSION - 1; k > from; k--) {
-    const candidate = generationPath(path, k);
-    const head = await headOf(candidate);
-    if (head?.version === k && head.id === id) return candidate;
+    for (const candidate of [generationPath(path, k), legacyGenerationPath(path, k)]) {
+      const head = await headOf(candidate);
+      if (head?.version === k && head.id === id) return candidate;
+    }
   }
   return undefined;
 }
 
 /**
- * Converts an older log file and writes the converted generation beside it as `<name>.v5.jsonl`
- * (never over the original; when that file is already there it is kept). When an earlier build
- * already converted the log to a generation between the two (`<name>.v4.jsonl`), that generation,
- * which holds what was appended since, is the one converted. Returns the path of the
- * current-version file: `path` itself when the log is already current.
+ * Moves the current generation of chat `id` that an earlier build saved under the old name
+ * (`<name>.v5.jsonl`, also the name of chat `<name>.v5`'s file) to `target`; true once it is there.
+ */
+async function adoptLegacyGeneration(path: string, target: string, id: string): Promise<boolean> {
+  const legacy = legacyGenerationPath(path, CURRENT_VERSION);
+  const head = await headOf(legacy);
+  if (head?.version !== CURRENT_VERSION || head.id !== id) return false;
+  return (await moveGeneration(legacy, target)) && existingGeneration(target, id);
+}
+
+/**
+ * Converts an older log file and writes the converted generation beside it as `<name>@v5.jsonl`
+ * (never over the original; when that file is already there it is kept, and one an earlier build
+ * saved as `<name>.v5.jsonl` is moved there). When an earlier build already converted the log to
+ * a generation between the two (`<name>@v4.jsonl` or `<name>.v4.jsonl`), that generation, which
+ * holds what was appended since, is the one converted. Returns the path of the current-version
+ * file: `path` itself when the log is already current.
  */
 export async function convertFileBeside(path: string): Promise<string> {
   const original = readLogText(await readFile(path, 'utf8'));
   if (original.version === CURRENT_VERSION) return path;
   const target = besidePath(path);
   if (await existingGeneration(target, original.header.id)) return target;
+  if (await adoptLegacyGeneration(path, target, original.header.id)) return target;
   const earlier = await newestEarlierGeneration(path, original.version, original.header.id);
   const source = earlier ?? path;
   const read = earlier === undefined ? original : readLogText(await readFile(earlier, 'utf8'));

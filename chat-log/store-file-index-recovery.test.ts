@@ -1,7 +1,7 @@
 /**
  * The file store's chat index recovers from what happens to it and to the chat files outside the
  * gateway: an index damaged after a clean close, chat files added or removed by hand while the
- * gateway was stopped or running.
+ * gateway was stopped or running, and converted copies of older logs whose names a chat could have.
  */
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -127,5 +127,78 @@ describe('FileLogBackend: the chat index recovers', { timeout: 60_000 }, () => {
     assert.deepEqual(ids(await reader.list()), ['x', 'y']);
     assert.equal(await reader.header('y'), undefined);
     assert.deepEqual(ids(await reader.list()), ['x']);
+  });
+});
+
+describe('FileLogBackend: converted copies never take a chat id', { timeout: 60_000 }, () => {
+  const v4Text = fs.readFileSync(new URL('./__fixtures__/v4.jsonl', import.meta.url), 'utf8');
+  const v4Events = v4Text.trimEnd().split('\n').length - 1;
+
+  test('chat <older log>.v5 is a chat of its own, beside the converted copy of the older log', async () => {
+    const { store: s, chats: dir } = setup();
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'fixture-v4.jsonl'), v4Text);
+    assert.equal((await s.header('fixture-v4'))?.version, 5, 'the v4 log is converted');
+    assert.equal(await s.header('fixture-v4.v5'), undefined, 'no such chat yet');
+    assert.equal(await s.create(hdr('fixture-v4.v5')), 'created');
+    await s.append('fixture-v4.v5', [say('mine')], T0 + 5);
+    assert.deepEqual(
+      (await s.read('fixture-v4.v5', 0)).map((e) => e.type),
+      ['message'],
+    );
+    assert.equal(await s.count('fixture-v4'), v4Events);
+    assert.deepEqual(fs.readdirSync(dir).sort(), [
+      'fixture-v4.jsonl',
+      'fixture-v4.v5.jsonl',
+      'fixture-v4@v5.jsonl',
+    ]);
+    assert.deepEqual(ids(await s.list()), ['fixture-v4', 'fixture-v4.v5']);
+  });
+
+  test('a converted copy an earlier build saved as <chat>.v5.jsonl is moved to its own name, appended events and all', async () => {
+    const { dataDir, chats: dir } = setup();
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'fixture-v4.jsonl'), v4Text);
+    // What an earlier build left: the v5 generation under the old name, appended to since.
+    const [head, ...events] = v4Text.trimEnd().split('\n');
+    const appended = JSON.stringify({ seq: events.length, at: T0 + 50, ...say('appended by v5') });
+    const generation = [
+      JSON.stringify({ ...(JSON.parse(head!) as object), version: 5 }),
+      ...events,
+      appended,
+    ];
+    const legacy = path.join(dir, 'fixture-v4.v5.jsonl');
+    fs.writeFileSync(legacy, `${generation.join('\n')}\n`);
+
+    // A new start lists the chat once, with the events appended in its generation.
+    const s = store(dataDir);
+    const listed = await s.list();
+    assert.deepEqual(
+      listed.map((c) => [c.id, c.eventCount]),
+      [['fixture-v4', v4Events + 1]],
+    );
+    assert.equal(fs.existsSync(legacy), false, 'the old name is free');
+    assert.equal(
+      fs.readFileSync(path.join(dir, 'fixture-v4@v5.jsonl'), 'utf8'),
+      `${generation.join('\n')}\n`,
+      'moved as it was',
+    );
+    assert.match(JSON.stringify(await s.read('fixture-v4', v4Events)), /appended by v5/);
+    assert.equal(await s.create(hdr('fixture-v4.v5')), 'created');
+    assert.deepEqual(ids(await s.list()), ['fixture-v4', 'fixture-v4.v5']);
+  });
+
+  test('asking for chat <older log>.v5 first frees the name from an earlier build’s converted copy', async () => {
+    const { store: s, chats: dir } = setup();
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'fixture-v4.jsonl'), v4Text);
+    const v5 = v4Text.replace(/^\{"version":4,/, '{"version":5,');
+    assert.notEqual(v5, v4Text);
+    fs.writeFileSync(path.join(dir, 'fixture-v4.v5.jsonl'), v5);
+    assert.equal(await s.header('fixture-v4.v5'), undefined);
+    assert.equal(await s.create(hdr('fixture-v4.v5')), 'created');
+    assert.equal((await s.header('fixture-v4.v5'))?.id, 'fixture-v4.v5');
+    assert.equal(fs.readFileSync(path.join(dir, 'fixture-v4@v5.jsonl'), 'utf8'), v5);
+    assert.equal(await s.count('fixture-v4'), v4Events, 'the older chat reads its moved copy');
   });
 });

@@ -1,11 +1,12 @@
 /**
  * The file store's chat index at the HTTP surface across restarts (SPEC sections 6 and 13): an
- * index damaged after a clean stop, and chat files added and removed by hand while the gateway was
- * stopped.
+ * index damaged after a clean stop, chat files added and removed by hand while the gateway was
+ * stopped, and a chat whose id is an older log's id plus `.v5` (the name earlier builds gave the
+ * older log's converted copy).
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGateway, testStoreIsRedis, type TestGateway } from '../helpers/start-gateway.ts';
@@ -99,6 +100,30 @@ describe('the chat index across restarts (file store)', { skip, timeout: 120_000
     assert.deepEqual(await listed(gw), ['c3', 'c9', 'c1']);
     assert.equal((await fetch(`${gw.url}/v1/sessions/c2`)).status, 404);
     assert.equal((await fetch(`${gw.url}/v1/sessions/c9`)).status, 200);
+    await stop(gw);
+  });
+
+  test('chat <older log>.v5 is a chat of its own; the older log, converted, is listed once', async () => {
+    const dir = dataDir();
+    const chats = join(dir, 'chats');
+    mkdirSync(chats, { recursive: true });
+    const v4 = readFileSync(new URL('../../chat-log/__fixtures__/v4.jsonl', import.meta.url), 'utf8');
+    writeFileSync(join(chats, 'fixture-v4.jsonl'), v4);
+    // The converted copy an earlier build left, under the name of chat fixture-v4.v5.
+    writeFileSync(join(chats, 'fixture-v4.v5.jsonl'), v4.replace(/^\{"version":4,/, '{"version":5,'));
+    const gw = await start(dir);
+    assert.equal(await chatTurn(gw, 'fixture-v4.v5'), 200);
+    const res = await fetch(`${gw.url}/v1/sessions/fixture-v4.v5`);
+    const body = await res.text();
+    assert.equal(res.status, 200, body);
+    assert.equal((JSON.parse(body) as { header: { id: string } }).header.id, 'fixture-v4.v5');
+    assert.deepEqual((await listed(gw)).sort(), ['fixture-v4', 'fixture-v4.v5']);
+    const older = await fetch(`${gw.url}/v1/sessions/fixture-v4/events`);
+    assert.equal(older.status, 200);
+    assert.equal(
+      ((await older.json()) as { events: unknown[] }).events.length,
+      v4.trimEnd().split('\n').length - 1,
+    );
     await stop(gw);
   });
 });
