@@ -19,6 +19,11 @@ export type Refusal =
       /** When the message names one image (a per-image size or dimension error). */
       imagePath?: WirePath;
     }
+  /**
+   * The provider does not accept `prompt_cache_key` (an unknown, unsupported or extra field to it):
+   * repaired by taking out a key the gateway added, never one the client set.
+   */
+  | { kind: 'cache-key-refused' }
   | { kind: 'transient' }
   | { kind: 'other' };
 

@@ -135,6 +135,11 @@ export interface RequestView {
   promptCacheKey?(): string | undefined;
   /** Sets `prompt_cache_key` unless the request has one; false when it has or the format has no such field. */
   setPromptCacheKey?(key: string): boolean;
+  /**
+   * Takes back the key `setPromptCacheKey` set, leaving the member as the client sent it (absent, or
+   * null); false when the view set none (a key the client set is never taken out).
+   */
+  removeAddedPromptCacheKey?(): boolean;
   /** Calls `listener` after every edit made through the view from now on (undefined stops it). */
   onEdit?(listener: ((edit: ViewEdit) => void) | undefined): void;
   /**

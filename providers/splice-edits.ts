@@ -20,7 +20,7 @@ export interface BodyLayout {
 
 /**
  * `raw` with the values at `places` replaced by their JSON in `body`, and members the client did not
- * send added at the end; undefined when the layout cannot say where one of them is, a value is
+ * send added at the end (or left out when the body no longer has them); undefined when the layout cannot say where one of them is, a value is
  * gone, or the view names no place at all for a body it changed (the caller then writes the whole
  * body, so an edit made past the view's place tracker is never lost).
  */
@@ -38,6 +38,9 @@ export function spliceEdits(
     const json = JSON.stringify(body[key]);
     const range = layout.members.get(key);
     if (range) cuts.push({ start: range[0], end: range[1], json });
+    // A member the view added and took back again (a prompt-cache key its provider refused): the
+    // client never sent it and the body no longer has it, so there is nothing to write.
+    else if (json === undefined && !Object.hasOwn(body, key)) continue;
     else if (json === undefined) return undefined;
     else added += `${layout.members.size > 0 || added !== '' ? ',' : ''}${JSON.stringify(key)}:${json}`;
   }

@@ -128,3 +128,33 @@ test('a string `input` (Responses) is one slot whose edit is reported and marks 
   assert.deepEqual([...view.editedPlaces!().members], ['input']);
   assert.equal(body.input, 'a question');
 });
+
+test('a prompt_cache_key the view added is taken back to what the client sent; the client’s own stays', () => {
+  for (const create of [createOpenaiRequestView, createResponsesRequestView]) {
+    // The client sent no key: the member goes again.
+    const none: Record<string, unknown> = { model: 'm', input: 'q', messages: [] };
+    const view = create(none);
+    assert.equal(view.removeAddedPromptCacheKey!(), false);
+    assert.equal(view.setPromptCacheKey!('chat-1'), true);
+    assert.equal(view.removeAddedPromptCacheKey!(), true);
+    assert.equal(Object.hasOwn(none, 'prompt_cache_key'), false);
+    assert.deepEqual([...view.editedPlaces!().members], ['prompt_cache_key']);
+    // Taken back once: a second time there is nothing the view added.
+    assert.equal(view.removeAddedPromptCacheKey!(), false);
+
+    // The client sent null: null it is again.
+    const nulled: Record<string, unknown> = { model: 'm', input: 'q', messages: [], prompt_cache_key: null };
+    const fromNull = create(nulled);
+    assert.equal(fromNull.setPromptCacheKey!('chat-1'), true);
+    assert.equal(fromNull.removeAddedPromptCacheKey!(), true);
+    assert.equal(nulled.prompt_cache_key, null);
+
+    // The client's own key is never taken out.
+    const own: Record<string, unknown> = { model: 'm', input: 'q', messages: [], prompt_cache_key: 'mine' };
+    const ownView = create(own);
+    assert.equal(ownView.setPromptCacheKey!('chat-1'), false);
+    assert.equal(ownView.removeAddedPromptCacheKey!(), false);
+    assert.equal(own.prompt_cache_key, 'mine');
+    assert.equal(ownView.changed, false);
+  }
+});

@@ -66,15 +66,25 @@ export function hasCacheControl(value: unknown): boolean {
   return false;
 }
 
+/** The OpenAI-format body field that routes a chat's requests to one prompt cache. */
+export const PROMPT_CACHE_KEY_FIELD = 'prompt_cache_key';
+
 /**
  * The `prompt_cache_key` of an OpenAI-format body (Chat Completions and Responses): read as sent
  * (an empty key counts as none), and set only where the client set none, so a client's own key is
- * never overridden.
+ * never overridden. A key the view set can be taken back (its provider refused the field): the
+ * member is then as the client sent it again, absent or null.
  */
 export function promptCacheKeyField(
   body: Record<string, unknown>,
   state: { changed: boolean },
-): { promptCacheKey(): string | undefined; setPromptCacheKey(key: string): boolean } {
+): {
+  promptCacheKey(): string | undefined;
+  setPromptCacheKey(key: string): boolean;
+  removeAddedPromptCacheKey(): boolean;
+} {
+  // What the client sent in the member before the view set a key: nothing, or null.
+  let sent: { value: null | undefined } | undefined;
   return {
     promptCacheKey() {
       return typeof body.prompt_cache_key === 'string' && body.prompt_cache_key !== ''
@@ -83,7 +93,16 @@ export function promptCacheKeyField(
     },
     setPromptCacheKey(key: string) {
       if (body.prompt_cache_key !== undefined && body.prompt_cache_key !== null) return false;
+      sent = { value: body.prompt_cache_key };
       body.prompt_cache_key = key;
+      state.changed = true;
+      return true;
+    },
+    removeAddedPromptCacheKey() {
+      if (!sent) return false;
+      if (sent.value === null) body.prompt_cache_key = null;
+      else delete body.prompt_cache_key;
+      sent = undefined;
       state.changed = true;
       return true;
     },

@@ -204,14 +204,15 @@ const responsesBody = fc.record({
   ),
 });
 
-type OpenaiEdit = 'key' | 'texts' | 'images' | 'tool-results';
-const openaiEdits = fc.array(fc.constantFrom<OpenaiEdit>('key', 'texts', 'images', 'tool-results'), {
+type OpenaiEdit = 'key' | 'unkey' | 'texts' | 'images' | 'tool-results';
+const openaiEdits = fc.array(fc.constantFrom<OpenaiEdit>('key', 'unkey', 'texts', 'images', 'tool-results'), {
   maxLength: 4,
 });
 
 function applyOpenaiEdits(view: RequestView, todo: readonly OpenaiEdit[], pick: number): void {
   for (const e of todo) {
     if (e === 'key') view.setPromptCacheKey!('chat-1');
+    else if (e === 'unkey') view.removeAddedPromptCacheKey!();
     else if (e === 'texts') {
       const messages = view.messages();
       for (const slot of messages[pick % messages.length]!.texts) slot.set('edited ✂');
@@ -244,6 +245,26 @@ test('OpenAI Chat Completions: spliced bytes parse to the edited body, an added 
 
 test('OpenAI Responses: spliced bytes parse to the edited body, a string input is a member', () => {
   openaiFormatProperty(responsesBody, createResponsesRequestView);
+});
+
+test("a prompt_cache_key added and taken back leaves the client's bytes exactly", () => {
+  // The client sent no key (Chat Completions), or a null one (Responses).
+  for (const [create, sent] of [
+    [createOpenaiRequestView, { model: 'm', messages: [{ role: 'user', content: 'hi ✂' }], max_tokens: 5 }],
+    [createResponsesRequestView, { model: 'm', input: 'hi ✂', prompt_cache_key: null, store: false }],
+  ] as const) {
+    const raw = Buffer.from(JSON.stringify(sent, null, 2) + '\n');
+    const scan = new JsonShapeScan(raw, DEFAULT_JSON_LIMITS);
+    scan.step(raw.length);
+    const parsed = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+    const view = create(parsed);
+    const layout = { list: scan.list, members: scan.members };
+    const ctx = { raw, body: parsed, view, layout } as unknown as CallContext;
+    assert.equal(view.setPromptCacheKey!('chat-1'), true);
+    assert.match(outgoingBytes(ctx).toString('utf8'), /"prompt_cache_key": ?"chat-1"/);
+    assert.equal(view.removeAddedPromptCacheKey!(), true);
+    assert.equal(outgoingBytes(ctx).toString('utf8'), raw.toString('utf8'));
+  }
 });
 
 test("an added member goes before the closing brace; the rest is the client's bytes", () => {

@@ -19,6 +19,7 @@ import {
   hasCacheControl,
   lazyMessageRef,
   placeTracker,
+  PROMPT_CACHE_KEY_FIELD,
   promptCacheKeyField,
   type EditReporter,
 } from '../view-edits.ts';
@@ -240,7 +241,7 @@ export function createOpenaiRequestView(body: Record<string, unknown>): RequestV
       return false;
     },
 
-    ...promptCacheKeyField(body, tracker.member('prompt_cache_key')),
+    ...promptCacheKeyField(body, tracker.member(PROMPT_CACHE_KEY_FIELD)),
 
     editedPlaces() {
       return tracker.places;

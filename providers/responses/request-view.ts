@@ -19,7 +19,13 @@ import type {
 } from '../request-view.ts';
 import { stringSlot, type EditState } from '../text-slots.ts';
 import { isObj, str, type Obj } from '../wire-json.ts';
-import { editReporter, placeTracker, promptCacheKeyField, type EditReporter } from '../view-edits.ts';
+import {
+  PROMPT_CACHE_KEY_FIELD,
+  editReporter,
+  placeTracker,
+  promptCacheKeyField,
+  type EditReporter,
+} from '../view-edits.ts';
 import {
   SCREENSHOT_PLACEHOLDER_URL,
   inputImageSource,
@@ -325,7 +331,7 @@ export function createResponsesRequestView(body: Record<string, unknown>): Reque
       return false;
     },
 
-    ...promptCacheKeyField(body, tracker.member('prompt_cache_key')),
+    ...promptCacheKeyField(body, tracker.member(PROMPT_CACHE_KEY_FIELD)),
 
     editedPlaces() {
       return tracker.places;

@@ -2,12 +2,15 @@
  * Classifies a Responses API refusal from status and body, in any of its shapes (HTTP error body,
  * `error` event, `response.failed` event; see responses-error.ts), with the shared table of
  * recorded messages. The API names the input part it refuses in `param`
- * (`input[3].content[1].image_url`), so a per-image error sets aside that image.
+ * (`input[3].content[1].image_url`), so a per-image error sets aside that image. A refusal of
+ * `prompt_cache_key` as an unknown field (servers that validate bodies strictly) is its own kind.
  * @see https://platform.openai.com/docs/guides/error-codes
  */
 import type { Refusal } from '../provider.ts';
 import type { WirePath } from '../request-view.ts';
 import { classifyByText } from '../refusal-table.ts';
+import { refusesField } from '../unknown-field-refusal.ts';
+import { PROMPT_CACHE_KEY_FIELD } from '../view-edits.ts';
 import { responsesErrorFields } from './responses-error.ts';
 
 /**
@@ -43,6 +46,8 @@ export const UNUSABLE_IMAGE_CODES: ReadonlySet<string> = new Set([
 
 /** Classifies a refusal of the Responses API; `imageCount` = images the request carried. */
 export function classifyResponsesRefusal(status: number, bodyText: string, imageCount: number): Refusal {
+  // A server that validates bodies strictly refuses `prompt_cache_key` as an unknown field.
+  if (refusesField(status, bodyText, PROMPT_CACHE_KEY_FIELD)) return { kind: 'cache-key-refused' };
   const fields = responsesErrorFields(bodyText);
   const text = fields ? [fields.code, fields.type, fields.message].filter(Boolean).join(' ') : bodyText;
   const imagePath = (message: string) => responsesImagePath(fields?.param) ?? responsesImagePath(message);
