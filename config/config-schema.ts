@@ -214,7 +214,7 @@ export const configSchema = z.strictObject({
     .prefault({}),
   repairs: z
     .strictObject({
-      /** Repair rounds (image set-aside, overflow trimming) per call at most. */
+      /** Repair rounds per call at most, every kind together (images, overflow, a refused cache key). */
       maxRounds: z.number().int().positive().max(100).default(8),
     })
     .prefault({}),

@@ -11,6 +11,7 @@ import { spliceEdits, type BodyLayout } from '../providers/splice-edits.ts';
 import type { ImageOrdinals, ImageFacts } from './image-set-aside/index.ts';
 import type { ImageRef } from '../providers/request-view.ts';
 import type { RemovedChars } from './accounting/removal-meter.ts';
+import type { CacheKeyRefusals } from './prompt-caching/cache-key-refusals.ts';
 
 /** The chat's recorded decisions, as the read models hold them. */
 export interface ChatDecisions {
@@ -55,6 +56,8 @@ export interface CallContext {
   readonly lastCacheTouchAt: number | undefined;
   /** Ordinals of the images of the request as the client sent it (before any replacement). */
   readonly imageOrdinals: ImageOrdinals;
+  /** The providers that refused the gateway's `prompt_cache_key`, shared by the gateway's calls. */
+  readonly cacheKeyRefusals: CacheKeyRefusals;
   /** What the chat log knows of an image (stored attachment facts and read-only copy path). */
   describeImage(image: ImageRef, key: string): ImageFacts;
   /** Appends decision events to the chat log; resolves once they are durable. */

@@ -2,7 +2,8 @@
  * The repair loop (SPEC section 3, step 5). Two retry layers kept apart:
  * - transport retries (connection errors, 408/409/429/5xx/529), budgeted by `retries.maxRetries`,
  *   with the SDKs' backoff and `x-should-retry` / `retry-after-ms` / `retry-after`;
- * - repairs (image set-aside, overflow trimming), unbudgeted and bounded by what is left to repair.
+ * - repairs (image set-aside, overflow trimming, taking out a prompt-cache key the provider
+ *   refuses), unbudgeted and bounded by what is left to repair.
  * A failure is handled by exactly one of them. Nothing here runs after bytes reached the client:
  * the loop returns a successful response with its body unread.
  */
@@ -15,7 +16,12 @@ export interface RepairHooks {
   imageLimit(refusal: Extract<Refusal, { kind: 'image-limit' }>): Promise<boolean>;
   /** Trims tool results after a context-overflow refusal; true when the request changed. */
   contextOverflow(): Promise<boolean>;
+  /** Takes out the prompt-cache key the gateway added, which the provider refused; true when it did. */
+  cacheKeyRefused(): Promise<boolean>;
 }
+
+/** The kinds of refusal a repair round answers. */
+export type RepairKind = 'image-limit' | 'context-overflow' | 'cache-key-refused';
 
 export interface RepairLoopOptions {
   send(): Promise<UpstreamResponse>;
@@ -30,7 +36,7 @@ export interface RepairLoopOptions {
   /** Kept up to date with the attempts and retries so far, also when the loop throws. */
   progress?: { attempts: number; retries: number };
   /** Called for every repair round that changed the request. */
-  onRepair?(kind: 'image-limit' | 'context-overflow'): void;
+  onRepair?(kind: RepairKind): void;
 }
 
 export type RepairLoopResult =
@@ -89,6 +95,11 @@ export async function runRepairLoop(opts: RepairLoopOptions): Promise<RepairLoop
     } else if (refusal.kind === 'context-overflow') {
       if (await opts.repairs.contextOverflow()) {
         opts.onRepair?.('context-overflow');
+        continue;
+      }
+    } else if (refusal.kind === 'cache-key-refused') {
+      if (await opts.repairs.cacheKeyRefused()) {
+        opts.onRepair?.('cache-key-refused');
         continue;
       }
     }

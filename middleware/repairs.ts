@@ -1,16 +1,18 @@
 /**
- * The two repairs of the repair loop, as hooks over the call context. They change what the
- * request carries instead of repeating the call, so they spend no transport retry; each returns
- * false when nothing is left to repair, which ends the loop with the provider's refusal.
+ * The repairs of the repair loop, as hooks over the call context: image set-aside, overflow
+ * trimming, and taking out a prompt-cache key the provider refuses. They change what the request
+ * carries instead of repeating the call, so they spend no transport retry; each returns false when
+ * nothing is left to repair, which ends the loop with the provider's refusal.
  */
 import type { CallContext } from './call-context.ts';
 import type { RepairHooks } from './repair-loop.ts';
 import { chooseImagesToSetAside, setAsideImages } from './image-set-aside/index.ts';
+import { withdrawCacheKey } from './prompt-caching/withdraw-cache-key.ts';
 import { trimAndRecord } from './tool-result-trimming/compaction-trim-step.ts';
 
 export function buildRepairs(ctx: CallContext): RepairHooks {
   let imageRound = 0;
-  // Repair rounds of this call, both kinds; at most repairs.maxRounds (SPEC section 14).
+  // Repair rounds of this call, every kind; at most repairs.maxRounds (SPEC section 14).
   let rounds = 0;
   const maxRounds = ctx.config.repairs.maxRounds;
   // Images the previous image round took out; a refusal that names no count takes twice as many.
@@ -43,6 +45,12 @@ export function buildRepairs(ctx: CallContext): RepairHooks {
     async contextOverflow() {
       if (rounds >= maxRounds) return false;
       const changed = (await trimAndRecord(ctx, 'overflow')) > 0;
+      if (changed) rounds++;
+      return changed;
+    },
+    async cacheKeyRefused() {
+      if (rounds >= maxRounds) return false;
+      const changed = withdrawCacheKey(ctx);
       if (changed) rounds++;
       return changed;
     },

@@ -9,6 +9,7 @@ import type { ChatBinder } from './chat-binder.ts';
 import type { Config } from '../config/config.ts';
 import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
+import type { CacheKeyRefusals } from '../middleware/prompt-caching/cache-key-refusals.ts';
 
 /** Everything a route needs, built once by createApp. */
 export interface AppContext {
@@ -28,6 +29,8 @@ export interface AppContext {
   readonly usage: UsageLedger;
   readonly sleep: (ms: number) => Promise<void>;
   readonly random: () => number;
+  /** The providers that refused the gateway's `prompt_cache_key`, learned from their refusals. */
+  readonly cacheKeyRefusals: CacheKeyRefusals;
   /** Turns of the event loop for heavy stages, one request at a time (SPEC section 14). */
   readonly turns: TurnTaker;
   /** True when clients' own provider credentials are forwarded (no teams configured). */

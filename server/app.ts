@@ -29,6 +29,7 @@ import { originGuard } from './origin-guard.ts';
 import { readBody } from './read-body.ts';
 import { TurnTaker } from '../lib/in-turns.ts';
 import { ChatBinder } from './chat-binder.ts';
+import { CacheKeyRefusals } from '../middleware/prompt-caching/cache-key-refusals.ts';
 import type { Config } from '../config/config.ts';
 import { errorHandler } from './error-handler.ts';
 import { LANE_ROUTE, mountModelLane } from './model-lane.ts';
@@ -132,6 +133,12 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     usage: usageLedgerFor(backend, config.dataDir),
     sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
     random: deps.random ?? Math.random,
+    cacheKeyRefusals: new CacheKeyRefusals((provider) =>
+      logger.warn(
+        { provider },
+        `provider ${provider} refuses prompt_cache_key: requests to it now go without the key; set providers[].promptCaching.cacheKey: false for this provider to skip the refused attempt after a restart`,
+      ),
+    ),
     turns,
     passThroughCredentials,
   };

@@ -10,4 +10,6 @@ export {
   type PromptCachingResult,
   type PromptCachingSettings,
 } from './prompt-caching.ts';
+export { CacheKeyRefusals } from './cache-key-refusals.ts';
 export { promptCachingStep } from './prompt-caching-step.ts';
+export { withdrawCacheKey } from './withdraw-cache-key.ts';

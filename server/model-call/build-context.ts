@@ -38,6 +38,7 @@ export function buildContext(
     decisions: binding.decisions,
     lastCacheTouchAt: binding.lastCacheTouchAt,
     imageOrdinals: imageOrdinals(view),
+    cacheKeyRefusals: app.cacheKeyRefusals,
     describeImage: (image, key) => binding.describeImage(image, key),
     record: (events) => binding.record(events),
     effects: {
