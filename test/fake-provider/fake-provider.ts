@@ -23,6 +23,7 @@ import {
 } from './fake-models.ts';
 import type { ResponsesScript } from './fake-responses.ts';
 import { FakeResponsesApi } from './fake-responses-api.ts';
+import { unknownFieldRefusal, type UnknownFieldStyle } from './fake-unknown-field.ts';
 
 export interface RecordedRequest {
   method: string;
@@ -70,6 +71,12 @@ export interface FakeProviderOptions {
   maxImageBytes?: number;
   /** Refuse with a context-overflow error when the messages' JSON is longer than this. */
   contextLimitChars?: number;
+  /**
+   * Top-level body fields this provider does not accept: a model call (Chat Completions, Responses,
+   * Messages) carrying one is refused the way a server that validates bodies strictly answers
+   * (`style`; see fake-unknown-field.ts), whatever is scripted.
+   */
+  refusesFields?: { fields: readonly string[]; style: UnknownFieldStyle };
   /** Text of the default answer. */
   answer?: string;
   /** Pieces of the default streamed answer. */
@@ -168,7 +175,7 @@ export class FakeProvider {
     };
     this.requests.push(rec);
     await this.barrier();
-    let reply: FakeReply | undefined;
+    let reply: FakeReply | undefined = this.refusedField(rec);
     while (!reply && this.scripted.length) {
       const next = this.scripted.shift()!;
       reply = typeof next === 'function' ? next(rec) : next;
@@ -178,6 +185,16 @@ export class FakeProvider {
       res,
       'responses' in chosen ? this.responsesApi.answer(rec.json ?? {}, chosen.responses) : chosen,
     );
+  }
+
+  /** The refusal of a body field the provider does not accept (`refusesFields`), if the call carries one. */
+  private refusedField(rec: RecordedRequest): FakeReply | undefined {
+    const refuses = this.options.refusesFields;
+    const path = rec.path.split('?')[0] ?? '';
+    if (!refuses || rec.method !== 'POST' || !rec.json) return undefined;
+    if (!['/v1/chat/completions', '/v1/responses', '/v1/messages'].includes(path)) return undefined;
+    const field = refuses.fields.find((f) => Object.hasOwn(rec.json!, f));
+    return field === undefined ? undefined : unknownFieldRefusal(refuses.style, field, rec.json[field]);
   }
 
   /** Waits, under `holdUntilRequests`, until that many requests have arrived (5 s at most). */
