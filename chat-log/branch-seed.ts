@@ -14,10 +14,9 @@
  * only for the shared tool results.
  */
 import type { ContentPart, Event } from './format/current.ts';
-import { sha256Hex as sha256 } from '../lib/sha256.ts';
+import { fileIdImageUrl, imageKey } from '../lib/image-key.ts';
 
 type Part = ContentPart | Extract<ContentPart, { kind: 'tool-result' }>['content'][number];
-type ImagePart = Extract<Part, { kind: 'image' }>;
 
 /** `data:<media type>[;params];base64,`: the head of an inline image kept verbatim in the log. */
 const BASE64_DATA_URL = /^data:[^;,]*(?:;[^;,]*)*;base64,/i;
@@ -25,13 +24,28 @@ const BASE64_DATA_URL = /^data:[^;,]*(?:;[^;,]*)*;base64,/i;
 /**
  * The key an `image-set-aside` decision names a logged image by: the content hash of its bytes (an
  * attachment's own hash, or the bytes of an inline image the log kept as its data URL), else the
- * hash of its URL.
+ * hash of its URL; for an image given by a provider file id (kept as a raw part), the hash of what
+ * the file id stands for.
  */
-function imageKey(part: ImagePart): string | undefined {
+function loggedImageKey(part: Part): string | undefined {
+  if (part.kind === 'raw') {
+    const v = part.value;
+    const isImage =
+      typeof v === 'object' &&
+      v !== null &&
+      !Array.isArray(v) &&
+      (v.type === 'input_image' || v.type === 'computer_screenshot');
+    return isImage && typeof v.file_id === 'string'
+      ? imageKey({ kind: 'url', url: fileIdImageUrl(v.file_id) })
+      : undefined;
+  }
+  if (part.kind !== 'image') return undefined;
   if (part.attachment) return part.attachment.sha256;
   if (part.url === undefined) return undefined;
   const head = BASE64_DATA_URL.exec(part.url);
-  return head ? sha256(Buffer.from(part.url.slice(head[0].length), 'base64')) : sha256(part.url);
+  return head
+    ? imageKey({ kind: 'base64', data: part.url.slice(head[0].length) })
+    : imageKey({ kind: 'url', url: part.url });
 }
 
 /** The images and tool results of the shared messages, by the keys decisions name them with. */
@@ -39,13 +53,13 @@ function sharedSubjects(shared: readonly Event[]): { images: Set<string>; calls:
   const images = new Set<string>();
   const calls = new Set<string>();
   const visit = (part: Part) => {
-    if (part.kind === 'image') {
-      const key = imageKey(part);
-      if (key !== undefined) images.add(key);
-    } else if (part.kind === 'tool-result') {
+    if (part.kind === 'tool-result') {
       calls.add(part.callId);
       part.content.forEach(visit);
+      return;
     }
+    const key = loggedImageKey(part);
+    if (key !== undefined) images.add(key);
   };
   for (const e of shared) if (e.type === 'message') e.content.forEach(visit);
   return { images, calls };

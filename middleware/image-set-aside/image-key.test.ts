@@ -11,7 +11,7 @@ import {
   openaiImageChat,
   urlB,
 } from './__fixtures__/image-chats.ts';
-import { imageKey } from './image-key.ts';
+import { imageKey } from '../../lib/image-key.ts';
 
 const sha = (data: Buffer | string): string => createHash('sha256').update(data).digest('hex');
 

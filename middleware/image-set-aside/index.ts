@@ -1,4 +1,4 @@
-export { imageKey } from './image-key.ts';
+export { imageKey } from '../../lib/image-key.ts';
 export { imageOrdinals, ordinalOf, pathKey, type ImageOrdinals } from './ordinals.ts';
 export { setAsideNote, formatBytes, type SetAsideNoteFacts } from './set-aside-note.ts';
 export { chooseImagesToSetAside, type ImageLimitRefusal } from './choose-images.ts';

@@ -4,7 +4,7 @@ import { createAnthropicRequestView } from '../../providers/anthropic/request-vi
 import { createOpenaiRequestView } from '../../providers/openai/request-view.ts';
 import { anthropicImageChat, at, imagePaths, openaiImageChat } from './__fixtures__/image-chats.ts';
 import { chooseImagesToSetAside } from './choose-images.ts';
-import { imageKey } from './image-key.ts';
+import { imageKey } from '../../lib/image-key.ts';
 import { imageOrdinals } from './ordinals.ts';
 import { replaySetAside } from './replay-set-aside.ts';
 import { setAsideImages } from './set-aside-images.ts';

@@ -3,7 +3,7 @@
  * every later request carries the recorded note in its place (SPEC section 7).
  */
 import type { RequestView } from '../../providers/request-view.ts';
-import { imageKey } from './image-key.ts';
+import { imageKey } from '../../lib/image-key.ts';
 
 /** A recorded set-aside decision as replay needs it. */
 export interface RecordedSetAside {

@@ -14,7 +14,7 @@ import {
   type Body,
 } from './__fixtures__/image-chats.ts';
 import { chooseImagesToSetAside } from './choose-images.ts';
-import { imageKey } from './image-key.ts';
+import { imageKey } from '../../lib/image-key.ts';
 import { imageOrdinals } from './ordinals.ts';
 import { replaySetAside } from './replay-set-aside.ts';
 import { setAsideImages, type ImageFacts } from './set-aside-images.ts';

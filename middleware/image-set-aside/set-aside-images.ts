@@ -5,7 +5,7 @@
 import type { z } from 'zod';
 import type { imageSetAsideEvent } from '../../chat-log/format/current.ts';
 import type { ImageRef, RequestView } from '../../providers/request-view.ts';
-import { imageKey } from './image-key.ts';
+import { imageKey } from '../../lib/image-key.ts';
 import { ordinalOf, type ImageOrdinals } from './ordinals.ts';
 import { replaySetAside } from './replay-set-aside.ts';
 import { setAsideNote } from './set-aside-note.ts';

@@ -8,6 +8,7 @@
 import type { ImageSource } from '../request-view.ts';
 import { parseDataUrl } from '../openai/request-view.ts';
 import { isObj, str, type Obj } from '../wire-json.ts';
+import { fileIdImageUrl } from '../../lib/image-key.ts';
 
 /**
  * What a screenshot that a mechanism replaced becomes: a 1x1 PNG. A `computer_call_output` must
@@ -122,7 +123,7 @@ export function inputImageSource(part: Obj): ImageSource | undefined {
   }
   const fileId = str(part.file_id);
   // The gateway never fetches a file's bytes; the id is where the image can be found.
-  return fileId !== undefined ? { kind: 'url', url: `file_id:${fileId}` } : undefined;
+  return fileId !== undefined ? { kind: 'url', url: fileIdImageUrl(fileId) } : undefined;
 }
 
 /** The screenshot a `computer_call_output` carries, unless it is the gateway's placeholder. */

@@ -296,3 +296,57 @@ describe("a branch keeps the parent's warm prefix under cache-TTL pruning", () =
     });
   }
 });
+
+describe('a branch inherits the set-aside of images given by a provider file id (Responses)', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startGateway();
+  });
+  after(() => gw.close());
+
+  test('the edited turn goes at once with the notes, never the images again', async () => {
+    // The gateway never fetches a file id's bytes; the log keeps such an image as a raw part.
+    const image = (n: number) => ({ type: 'input_image', file_id: `file-img${n}`, detail: 'auto' });
+    const shared = [
+      {
+        type: 'message',
+        role: 'user',
+        content: [{ type: 'input_text', text: 'Compare.' }, image(1), image(2)],
+      },
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'They differ.' }] },
+    ];
+    const call = async (text: string) => {
+      const from = gw.fake.requests.length;
+      const res = await fetch(`${gw.url}/v1/responses`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-session-id': 'file-id-images' },
+        body: JSON.stringify({
+          model: 'gpt-test',
+          store: false,
+          input: [...shared, { type: 'message', role: 'user', content: [{ type: 'input_text', text }] }],
+        }),
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      const sent = gw.fake.requests.slice(from).filter((r) => r.path.startsWith('/v1/responses'));
+      return {
+        res,
+        sent,
+        images: (r: RecordedRequest) => JSON.stringify(r.json).split('"input_image"').length - 1,
+      };
+    };
+    gw.fake.options = { imageLimit: 0 };
+    const parent = await call('And now?');
+    assert.equal(parent.res.headers.get('x-oda-images-set-aside'), '2');
+    const branch = await call('And now, edited?');
+    assert.notEqual(branch.res.headers.get('x-session-id'), 'file-id-images', 'the edit made a branch');
+    assert.equal(branch.res.headers.get('x-oda-attempts'), '1', 'no refusal to repair again');
+    assert.equal(branch.sent.length, 1);
+    assert.equal(branch.images(branch.sent[0]!), 0);
+    const firstItem = (r: RecordedRequest) => JSON.stringify((r.json as { input: unknown[] }).input[0]);
+    assert.equal(
+      firstItem(branch.sent[0]!),
+      firstItem(parent.sent.at(-1)!),
+      'the shared first message goes as the parent last sent it',
+    );
+  });
+});
