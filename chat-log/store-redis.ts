@@ -86,7 +86,8 @@ export class RedisLogBackend implements LogBackend {
   private readonly lock: RedisLock;
   private readonly activity: RedisActivityRebuild;
   /** Headers never change once created, so each is read from Redis once (while it stays cached). */
-  private readonly headers = new Map<string, Header>();
+  /** Headers read, with their stored text (a chat created anew under the same id has another). */
+  private readonly headers = new Map<string, { header: Header; text: string }>();
   private closed = false;
 
   constructor(opts: RedisLogBackendOptions) {
@@ -197,7 +198,7 @@ export class RedisLogBackend implements LogBackend {
     if (known) {
       this.headers.delete(id);
       this.headers.set(id, known);
-      return known;
+      return known.header;
     }
     const text = await this.repeatable((r) => r.get(this.key(id, 'header')));
     if (text === null) return undefined;
@@ -210,7 +211,7 @@ export class RedisLogBackend implements LogBackend {
     } catch (err) {
       throw new OdaError('ODA_ERR_LOG_READ', 500, `chat log ${id} has a damaged header`, { cause: err });
     }
-    this.headers.set(id, parsed);
+    this.headers.set(id, { header: parsed, text });
     // Least recently used first: drop the oldest beyond the bound.
     if (this.headers.size > MAX_CACHED_HEADERS) this.headers.delete(this.headers.keys().next().value!);
     return parsed;
@@ -279,12 +280,19 @@ export class RedisLogBackend implements LogBackend {
     return (lines as string[]).map((line, i) => parseEventLine(line, id, offset + i));
   }
 
+  /**
+   * The chat's event count. The header comes along: when it is not the one this process read (the
+   * chat's keys were lost and another replica created it anew), the chat this process knew is gone
+   * as well: a 404 that makes the models drop what they hold and read the new chat from its start.
+   */
   async count(id: string): Promise<number> {
     assertChatId(id);
-    const [exists, n] = await this.repeatable(async (r) =>
-      results(await r.multi().exists(this.key(id, 'header')).llen(this.key(id, 'events')).exec()),
+    const [text, n] = await this.repeatable(async (r) =>
+      results(await r.multi().get(this.key(id, 'header')).llen(this.key(id, 'events')).exec()),
     );
-    if (exists !== 1) throw this.gone(id);
+    if (text === null) throw this.gone(id);
+    const known = this.headers.get(id);
+    if (known !== undefined && known.text !== text) throw this.gone(id);
     return n as number;
   }
 

@@ -92,4 +92,61 @@ describe('a chat whose log disappears under a running gateway', () => {
       assert.deepEqual(saidIn(log.events), ['user:fresh start', `model:${ANSWER}`]);
     },
   );
+
+  test(
+    'Redis: a replica that knew the lost chat follows the one another replica created anew',
+    { ...limits, skip: redisSkip || once },
+    async () => {
+      const prefix = uniquePrefix('e2e-recreated');
+      const replica = () =>
+        startGateway({
+          config: { store: { kind: 'redis', url: redisUrl! } },
+          deps: { backend: new RedisLogBackend({ url: redisUrl!, prefix }) },
+        });
+      const a = await replica();
+      const b = await replica();
+      cleanups.push(async () => {
+        await a.close();
+        await b.close();
+        await dropPrefix(prefix);
+      });
+      const turns = async (gw: TestGateway, words: string[]) => {
+        const messages: unknown[] = [];
+        for (const word of words) {
+          messages.push({ role: 'user', content: word });
+          const res = await chat(gw, 'x', messages);
+          assert.equal(res.status, 200, res.text);
+          messages.push({ role: 'assistant', content: ANSWER });
+        }
+        return messages;
+      };
+      await turns(a, ['old-1', 'old-2']); // a holds the chat in memory
+      await dropPrefix(prefix); // Redis lost every key
+      b.clock.advance(60_000); // the chat made anew has another creation time
+      const fresh = await turns(b, ['new-1', 'new-2', 'new-3']); // b creates it anew
+      // The client's next turn lands on a: it continues the new chat, not a branch of it.
+      const next = await fetch(`${a.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-session-id': 'x' },
+        body: JSON.stringify({ model: 'gpt-test', messages: [...fresh, { role: 'user', content: 'new-4' }] }),
+      });
+      assert.equal(next.status, 200);
+      assert.equal(next.headers.get('x-session-id'), 'x');
+      const log = await events(b, 'x');
+      assert.deepEqual(saidIn(log.events), [
+        'user:new-1',
+        `model:${ANSWER}`,
+        'user:new-2',
+        `model:${ANSWER}`,
+        'user:new-3',
+        `model:${ANSWER}`,
+        'user:new-4',
+        `model:${ANSWER}`,
+      ]);
+      const seen = (await (await fetch(`${a.url}/v1/sessions/x`)).json()) as {
+        snapshot: { values: { totals: { messageCount: number } } };
+      };
+      assert.equal(seen.snapshot.values.totals.messageCount, 8, "a's read models hold the new chat only");
+    },
+  );
 });
