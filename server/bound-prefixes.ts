@@ -118,6 +118,11 @@ export class BoundPrefixes {
     return (this.byChat.get(id) ?? []).filter((c, i) => i === 0 || c.chatId === id);
   }
 
+  /** Forgets chat `id`'s prefixes (its log is not the one they were verified against). */
+  forget(id: string): void {
+    this.byChat.delete(id);
+  }
+
   /**
    * Notes a bound request's prefix first; after a compaction, the chat's earlier ones are gone.
    * Beyond the limit the most redundant earlier one goes (the one whose length is nearest another's),

@@ -39,6 +39,18 @@ async function ensureChat(
  * Under the chat's lock: compare the incoming history with the logged one, branch when they
  * diverge, then append what is new and the request's settings.
  */
+/**
+ * The verified prefix a request was bound after holds more messages than the chat has: the chat's
+ * log went away (its file removed, its Redis keys lost) and was created anew since. The binder then
+ * binds the request's whole history, so the new log holds all of it.
+ */
+export class StalePrefix extends Error {
+  constructor(chatId: string) {
+    super(`the remembered prefix of chat ${chatId} is longer than its log`);
+    this.name = 'StalePrefix';
+  }
+}
+
 export async function appendIncoming(
   chatLog: ChatLog,
   turns: TurnTaker | undefined,
@@ -71,6 +83,7 @@ export async function appendIncoming(
   const outcome = await chatLog.withChat(id, async (state) => {
     const logged = state.messages.messages;
     if (after !== undefined) known = answerEnd(logged, after) ?? logged.length;
+    else if (known > logged.length) throw new StalePrefix(id);
     // Position in the chat's messages (`known` are shared already) and in the incoming ones.
     let k = known;
     let i = 0;

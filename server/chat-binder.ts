@@ -36,7 +36,7 @@ import { derivedSessionId, requestedSessionId } from './session-id.ts';
 import { KnownTools } from './known-tools.ts';
 import { placeInSession, sideChatId, subagentChatId, type ConversationPlace } from './conversations.ts';
 import { scopedChatId, visibleTo } from './team-scope.ts';
-import { appendIncoming } from './chat-binder-append-incoming.ts';
+import { appendIncoming, StalePrefix } from './chat-binder-append-incoming.ts';
 import { chatBinding } from './chat-binder-binding.ts';
 import { headerMetadata } from './chat-binder-header-metadata.ts';
 
@@ -213,19 +213,27 @@ export class ChatBinder {
     };
     // A verified prefix may belong to a branch of the named chat: continue there directly.
     const start = cached ? cached.chatId : baseId;
-    const { chatId, state, answerAt, compacted, parent } = await appendIncoming(
-      this.chatLog,
-      this.turns,
-      start,
-      meta,
-      messages,
-      keys,
-      known,
-      request,
-      0,
-      input.continues?.responseId,
-      input.startedAt,
-    );
+    let appended: Awaited<ReturnType<typeof appendIncoming>>;
+    try {
+      appended = await appendIncoming(
+        this.chatLog,
+        this.turns,
+        start,
+        meta,
+        messages,
+        keys,
+        known,
+        request,
+        0,
+        input.continues?.responseId,
+        input.startedAt,
+      );
+    } catch (err) {
+      if (!(err instanceof StalePrefix) || !cached) throw err;
+      this.prefixes.forget(baseId);
+      return this.bindAfter(input, baseId, team, meta, wire, fullHash, undefined);
+    }
+    const { chatId, state, answerAt, compacted, parent } = appended;
     // The wire messages stand for the chat's messages before the answer (after a compaction, the
     // ones that replaced the summarised history).
     if (input.continues === undefined)

@@ -149,4 +149,46 @@ describe('a chat whose log disappears under a running gateway', () => {
       assert.equal(seen.snapshot.values.totals.messageCount, 8, "a's read models hold the new chat only");
     },
   );
+
+  for (const onRedis of [false, true])
+    test(
+      `${onRedis ? 'Redis' : 'file store'}: the client goes on with the history it has, and the chat made anew holds all of it`,
+      { ...limits, skip: once || (onRedis && redisSkip) },
+      async () => {
+        // The gateway remembers it had logged the first messages, but the new log does not hold them.
+        const prefix = uniquePrefix('e2e-continued');
+        const gw = await startGateway(
+          onRedis
+            ? {
+                config: { store: { kind: 'redis', url: redisUrl! } },
+                deps: { backend: new RedisLogBackend({ url: redisUrl!, prefix }) },
+              }
+            : {},
+        );
+        cleanups.push(async () => {
+          await gw.close();
+          if (onRedis) await dropPrefix(prefix);
+        });
+        const history: unknown[] = [{ role: 'user', content: 'hi' }];
+        assert.equal((await chat(gw, 'x', history)).status, 200);
+        history.push({ role: 'assistant', content: ANSWER }, { role: 'user', content: 'more' });
+        assert.equal((await chat(gw, 'x', history)).status, 200);
+        if (onRedis) await dropPrefix(prefix);
+        else rmSync(join(gw.dataDir, 'chats', 'x.jsonl'));
+        history.push({ role: 'assistant', content: ANSWER }, { role: 'user', content: 'and more' });
+        let res = await chat(gw, 'x', history);
+        // The file store refuses the call that finds the file gone (nothing stored); the next one goes.
+        if (!onRedis && res.status === 404) res = await chat(gw, 'x', history);
+        assert.equal(res.status, 200, res.text);
+        const log = await events(gw, 'x');
+        assert.deepEqual(saidIn(log.events), [
+          'user:hi',
+          `model:${ANSWER}`,
+          'user:more',
+          `model:${ANSWER}`,
+          'user:and more',
+          `model:${ANSWER}`,
+        ]);
+      },
+    );
 });
