@@ -5,6 +5,7 @@ import type { FormatAdapter, NormalizedResponse } from '../providers/provider.ts
 import { toUpstreamError, type UpstreamResponse } from '../providers/upstream-client.ts';
 import type { RepairLoopResult } from '../middleware/repair-loop.ts';
 import { SseReader } from '../lib/sse-reader.ts';
+import { isClientGone } from './client-gone.ts';
 
 const SKIP = new Set([
   'connection',
@@ -101,7 +102,8 @@ export async function deliverSuccess(
             await onResponseId?.(id);
           }
         }
-        if (!res.write(chunk))
+        // A client already gone emits no more `drain` nor `close`: nothing to wait for.
+        if (!res.write(chunk) && !isClientGone(res))
           await new Promise<void>((resolve) => {
             const done = () => {
               res.off('drain', done);

@@ -17,6 +17,7 @@ import type { AppContext } from './app-context.ts';
 import { copyHeaders } from './deliver.ts';
 import { upstreamFailure } from './upstream-failure.ts';
 import { upstreamHeaders } from './upstream-headers.ts';
+import { abortWhenClientGone } from './client-gone.ts';
 
 export interface AsIsCall {
   provider: ProviderConfig;
@@ -38,10 +39,7 @@ export async function forwardAsIs(
   call: AsIsCall,
 ): Promise<void> {
   const { provider, adapter } = call;
-  const abort = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) abort.abort();
-  });
+  const abort = abortWhenClientGone(res);
   const url = buildUpstreamUrl(provider.baseUrl, adapter.apiPath(call.routePath), call.query ?? {});
   const headers = upstreamHeaders(
     req.headers,

@@ -13,6 +13,7 @@ import type { Caller } from '../auth.ts';
 import { parseJsonBody } from '../json-body.ts';
 import type { Logger } from '../logger.ts';
 import type { BodyShape } from '../json-limits.ts';
+import { abortWhenClientGone } from '../client-gone.ts';
 
 /** The route a model call came in on: its fixed path and the query parameters it forwards. */
 export interface ModelRoute {
@@ -54,10 +55,7 @@ export function readCall(
 ): ModelCall {
   const requestId = (res.locals.requestId as string | undefined) ?? randomUUID();
   const startedAt = app.clock.now();
-  const abort = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) abort.abort();
-  });
+  const abort = abortWhenClientGone(res);
   const adapter = FORMATS[format];
   const { raw, body } = parseJsonBody(req.body);
   // The format checks its body's shape at the edge (a 400 naming the field).
