@@ -1,11 +1,13 @@
 /**
  * An edited body written as the client's own bytes with only the edited values written again: the
- * messages and top-level members a view changed are serialised and put in place of their bytes;
- * everything else goes out exactly as the client sent it. A mechanism's edit touches a few messages
- * (a breakpoint on the last one, a trimmed result), and writing a long chat whole again cost more
- * than anything else the gateway did to it (2.7 ms for 1 MB).
+ * messages and top-level members a view changed are rewritten over their bytes, where only the
+ * sub-values that changed are serialised again (json-rewrite.ts); everything else goes out exactly
+ * as the client sent it. A mechanism's edit touches a few messages (a breakpoint on the last one, a
+ * trimmed result), and writing a long chat whole again cost more than anything else the gateway
+ * did to it (2.7 ms for 1 MB).
  */
 import type { EditedPlaces } from './request-view.ts';
+import { rewriteJson } from './json-rewrite.ts';
 import { isJsonSpace } from './wire-json.ts';
 
 const CLOSE_BRACE = 0x7d;
@@ -31,18 +33,21 @@ export function spliceEdits(
   places: EditedPlaces,
 ): Buffer | undefined {
   if (places.members.size === 0 && places.messages.size === 0) return undefined;
-  const cuts: Array<{ start: number; end: number; json: string | undefined }> = [];
+  const cuts: Array<{ start: number; end: number; bytes: Buffer | undefined }> = [];
   let added = '';
   for (const key of places.members) {
     if (key === layout.list?.key) return undefined;
-    const json = JSON.stringify(body[key]);
     const range = layout.members.get(key);
-    if (range) cuts.push({ start: range[0], end: range[1], json });
+    if (range) {
+      cuts.push({ start: range[0], end: range[1], bytes: rewriteJson(raw, range[0], range[1], body[key]) });
+      continue;
+    }
+    const json = JSON.stringify(body[key]);
     // A member the view added and took back again (a prompt-cache key its provider refused): the
     // client never sent it and the body no longer has it, so there is nothing to write.
-    else if (json === undefined && !Object.hasOwn(body, key)) continue;
-    else if (json === undefined) return undefined;
-    else added += `${layout.members.size > 0 || added !== '' ? ',' : ''}${JSON.stringify(key)}:${json}`;
+    if (json === undefined && !Object.hasOwn(body, key)) continue;
+    if (json === undefined) return undefined;
+    added += `${layout.members.size > 0 || added !== '' ? ',' : ''}${JSON.stringify(key)}:${json}`;
   }
   if (places.messages.size > 0) {
     const list = layout.list;
@@ -51,11 +56,9 @@ export function spliceEdits(
     if (!Array.isArray(elements) || list.ranges.length !== 2 * elements.length) return undefined;
     for (const index of places.messages) {
       if (!(index >= 0 && index < elements.length)) return undefined;
-      cuts.push({
-        start: list.ranges[2 * index]!,
-        end: list.ranges[2 * index + 1]!,
-        json: JSON.stringify(elements[index]),
-      });
+      const start = list.ranges[2 * index]!;
+      const end = list.ranges[2 * index + 1]!;
+      cuts.push({ start, end, bytes: rewriteJson(raw, start, end, elements[index]) });
     }
   }
   if (added !== '') {
@@ -63,15 +66,15 @@ export function spliceEdits(
     let close = raw.length - 1;
     while (close >= 0 && isJsonSpace(raw[close]!)) close--;
     if (raw[close] !== CLOSE_BRACE) return undefined;
-    cuts.push({ start: close, end: close, json: added });
+    cuts.push({ start: close, end: close, bytes: Buffer.from(added, 'utf8') });
   }
   cuts.sort((a, b) => a.start - b.start);
   const parts: Buffer[] = [];
   let at = 0;
   for (const cut of cuts) {
     // A value gone (undefined writes nothing) or ranges that overlap: only the whole body says it.
-    if (cut.json === undefined || cut.start < at || cut.end > raw.length) return undefined;
-    parts.push(raw.subarray(at, cut.start), Buffer.from(cut.json, 'utf8'));
+    if (cut.bytes === undefined || cut.start < at || cut.end > raw.length) return undefined;
+    parts.push(raw.subarray(at, cut.start), cut.bytes);
     at = cut.end;
   }
   parts.push(raw.subarray(at));

@@ -7,6 +7,18 @@ export function isJsonSpace(b: number): boolean {
   return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 }
 
+/** Index of the quote that closes the string opened at `open` (the end of the text when none). */
+export function endOfString(bytes: Uint8Array, open: number): number {
+  let at = open;
+  for (;;) {
+    at = bytes.indexOf(0x22, at + 1);
+    if (at === -1) return bytes.length;
+    let backslashes = 0;
+    while (bytes[at - 1 - backslashes] === 0x5c) backslashes++;
+    if (backslashes % 2 === 0) return at;
+  }
+}
+
 /** True for a plain JSON object (not an array, not null). */
 export function isObj(value: unknown): value is Obj {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

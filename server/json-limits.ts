@@ -13,7 +13,7 @@
 import type { RequestHandler } from 'express';
 import { OdaError } from '../lib/errors.ts';
 import { nextTurn, type TurnTaker } from '../lib/in-turns.ts';
-import { isJsonSpace } from '../providers/wire-json.ts';
+import { endOfString, isJsonSpace } from '../providers/wire-json.ts';
 
 export interface JsonLimits {
   /** Deepest nesting of arrays and objects. */
@@ -44,18 +44,6 @@ const CLOSE_OBJECT = 0x7d;
 const CLOSE_ARRAY = 0x5d;
 const COMMA = 0x2c;
 const COLON = 0x3a;
-
-/** Index of the quote that closes the string opened at `open` (the end of the text when none). */
-function endOfString(bytes: Uint8Array, open: number): number {
-  let at = open;
-  for (;;) {
-    at = bytes.indexOf(QUOTE, at + 1);
-    if (at === -1) return bytes.length;
-    let backslashes = 0;
-    while (bytes[at - 1 - backslashes] === BACKSLASH) backslashes++;
-    if (backslashes % 2 === 0) return at;
-  }
-}
 
 /** Keys whose values the scan looks at. */
 const KEY_TYPE = 1;

@@ -327,3 +327,35 @@ test('without a layout the body is written whole', () => {
   assert.notEqual(spliced.toString('utf8'), JSON.stringify(parsed));
   assert.deepEqual(JSON.parse(spliced.toString('utf8')), parsed);
 });
+
+test("inside an edited member or message, what the edit did not change keeps the client's bytes", () => {
+  const schema =
+    '{"type":"object","properties":{"n":{"type":"integer","maximum":18446744073709551615,"minimum":0.0,"10":"x","a":"y","2":"z"}}}';
+  const result = '{"type":"tool_result","tool_use_id":"t1","content":"ok","zz":12345678901234567890}';
+  const sent =
+    `{"model":"m","max_tokens":1,"tools":[{"name":"t","input_schema":${schema}}],"messages":[` +
+    '{"role":"user","content":"go"},' +
+    '{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"t","input":{"n":1.0}}]},' +
+    `{"role":"user","content":[ ${result} ]}]}`;
+  const raw = Buffer.from(sent);
+  const scan = new JsonShapeScan(raw, DEFAULT_JSON_LIMITS);
+  scan.step(raw.length);
+  const parsed = JSON.parse(sent) as Record<string, unknown>;
+  const view = createAnthropicRequestView(parsed);
+  // No system prompt: the breakpoint goes on the last tool.
+  assert.equal(view.addCacheBreakpoint!('system'), true);
+  assert.equal(view.addCacheBreakpoint!('last-message'), true);
+  const out = outgoingBytes({
+    raw,
+    body: parsed,
+    view,
+    layout: { list: scan.list, members: scan.members },
+  } as unknown as CallContext).toString('utf8');
+  const marker = ',"cache_control":{"type":"ephemeral"}';
+  assert.equal(
+    out,
+    sent
+      .replace(`${schema}}]`, `${schema}${marker}}]`)
+      .replace(`${result} ]`, `${result.slice(0, -1)}${marker}} ]`),
+  );
+});
