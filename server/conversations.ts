@@ -74,9 +74,25 @@ export function placeInSession(
   return { kind: 'main' };
 }
 
-/** `base` with `suffix`, cut so the whole stays a chat id (at most 128 characters). */
+/**
+ * The longest suffix a child chat's id keeps as it is: what is left of 128 characters after the
+ * longest team namespace (`t:` + 64 + `:`), so cutting the base for the suffix never cuts into it.
+ */
+const MAX_SUFFIX = 128 - 67;
+
+/**
+ * `base` with `suffix`, cut so the whole stays a chat id (at most 128 characters). The base gives way
+ * from its end; a suffix longer than `MAX_SUFFIX` is shortened first to its start and a digest of
+ * it, so the base keeps its team's namespace whole (a cut there would log a team's chat outside it,
+ * or inside another team's whose name begins with it).
+ */
 export function childChatId(base: string, suffix: string): string {
-  return `${base.slice(0, 128 - suffix.length)}${suffix}`;
+  if (base.length + suffix.length <= 128) return `${base}${suffix}`;
+  const kept =
+    suffix.length <= MAX_SUFFIX
+      ? suffix
+      : `${suffix.slice(0, MAX_SUFFIX - 17)}-${createHash('sha256').update(suffix).digest('hex').slice(0, 16)}`;
+  return `${base.slice(0, 128 - kept.length)}${kept}`;
 }
 
 /** The chat a sub-agent's conversation is logged in. */

@@ -208,3 +208,25 @@ describe('teams: each team sees and writes only its own chats', () => {
     );
   });
 });
+
+describe('teams with long names: child chats stay in the namespace', () => {
+  const team = 'platform-engineering-infrastructure-reliability-team-eu'; // 55 characters
+  const member = newKey();
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startGateway({ config: { teams: [{ name: team, keys: [member.hash] }] } });
+  });
+  after(() => gw.close());
+
+  test("a sub-agent's chat with a long agent id is the team's, and the team reads it", async () => {
+    const res = await ask(gw, member.key, 'sub-agent work', {
+      'x-claude-code-session-id': 'sess1',
+      'x-claude-code-agent-id': 'a'.repeat(64),
+    });
+    assert.equal(res.status, 200);
+    const id = res.headers.get('x-session-id')!;
+    assert.ok(id.startsWith(`t:${team}:`), id);
+    const own = await call(gw, member.key, 'GET', `/v1/sessions/${encodeURIComponent(id)}`);
+    assert.equal(own.status, 200);
+  });
+});

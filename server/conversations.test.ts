@@ -1,0 +1,38 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { isChatId } from '../chat-log/chat-id.ts';
+import { childChatId, sideChatId, subagentChatId } from './conversations.ts';
+import { scopedChatId } from './team-scope.ts';
+
+const longTeam = 'platform-engineering-infrastructure-reliability-team-eu'; // 55 characters
+const caller = (team: string) => ({ team, admin: false }) as Parameters<typeof scopedChatId>[1];
+
+test("a child chat of a team's chat stays in the team's namespace, whatever the lengths", () => {
+  for (const team of [longTeam, 'x'.repeat(64)]) {
+    const main = scopedChatId('claude-code:sess1', caller(team));
+    for (const agent of ['a'.repeat(64), `q:${'v'.repeat(62)}`, 'short']) {
+      const id = subagentChatId(main, agent);
+      assert.ok(id.startsWith(`t:${team}:`), id);
+      assert.ok(id.length <= 128 && isChatId(id), id);
+    }
+    const side = sideChatId(main, 'x'.repeat(32), ['system', 'first']);
+    assert.ok(side.startsWith(`t:${team}:`) && side.length <= 128, side);
+  }
+});
+
+test("a team cannot make a chat inside another team's namespace that begins with its name", () => {
+  // Teams `a…a` and `a…a.agent-q`: the first one's sub-agent `q:vvv…` must not be `t:a…a.agent-q:vvv…`.
+  const first = 'a'.repeat(55);
+  const id = subagentChatId(scopedChatId('s', caller(first)), `q:${'v'.repeat(62)}`);
+  assert.ok(!id.startsWith(`t:${first}.agent-q:`), id);
+  assert.ok(id.startsWith(`t:${first}:`), id);
+});
+
+test('child ids that fit are the base and the suffix; different long suffixes stay different', () => {
+  assert.equal(childChatId('main', '.agent-x'), 'main.agent-x');
+  const base = `t:${longTeam}:${'s'.repeat(40)}`;
+  const one = subagentChatId(base, `${'v'.repeat(63)}1`);
+  const two = subagentChatId(base, `${'v'.repeat(63)}2`);
+  assert.notEqual(one, two);
+  assert.equal(subagentChatId(base, `${'v'.repeat(63)}1`), one, 'the same agent gets the same chat');
+});
