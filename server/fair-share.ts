@@ -8,8 +8,11 @@
  * A call is a request that changes something (every method but GET, HEAD and OPTIONS), a read that
  * carries a body (held in memory like a call's, so it is bounded the same way), or a read the
  * gateway forwards to a provider (a stored response, its stream, its input items: each holds an
- * upstream connection for as long as the provider takes). Other reads (sessions, models, health) are
- * not counted. The counts are per process.
+ * upstream connection for as long as the provider takes). A live tail of a chat's log
+ * (`GET /v1/sessions/{id}/tail`) stays open as long as its viewer and reads the log while it does:
+ * tails have caps of their own, the same numbers, so a team's viewers never take its call slots and
+ * one team's tails cannot hold every connection the gateway accepts. Other reads (sessions, models,
+ * health) are not counted. The counts are per process.
  */
 import type { RequestHandler } from 'express';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -22,6 +25,14 @@ const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The reads the gateway forwards to a provider: `GET /v1/responses/{id}` and its `/input_items`. */
 const FORWARDED_READ = /^\/v1\/responses\/[^/]+(?:\/input_items)?\/?$/i;
+
+/** A live tail of a chat's log. */
+const TAIL = /^\/v1\/sessions\/[^/]+\/tail\/?$/i;
+
+/** Whether a request is a live tail (counted apart from calls). */
+export function isTail(req: { method: string; path: string }): boolean {
+  return READS.has(req.method) && TAIL.test(req.path);
+}
 
 /** Whether a request takes a slot (see above). */
 export function isCall(req: { method: string; path: string; headers: IncomingHttpHeaders }): boolean {
@@ -68,22 +79,26 @@ export class InFlight {
 export function fairShare(config: Pick<Config, 'teams' | 'server'>, inFlight?: InFlight): RequestHandler {
   const limits = new Map((config.teams ?? []).map((t) => [t.name, t.maxConcurrent] as const));
   const counts = inFlight ?? new InFlight(config.server.maxConcurrent, limits);
+  const tails = new InFlight(config.server.maxConcurrent, limits);
   return function takeCallSlot(req, res, next) {
-    if (!isCall(req)) return next();
+    const tail = isTail(req);
+    if (!tail && !isCall(req)) return next();
     const team = (res.locals.caller as Caller | undefined)?.team;
-    const got = counts.acquire(team);
+    const slots = tail ? tails : counts;
+    const got = slots.acquire(team);
     if (got !== 'ok') {
+      const what = tail ? 'live tails open' : 'calls in flight';
       const message =
         got === 'team'
-          ? `team "${team}" has ${limits.get(team!)} calls in flight, its limit (teams[].maxConcurrent); retry when one has finished`
-          : `the gateway has ${config.server.maxConcurrent} calls in flight, its limit (server.maxConcurrent); retry shortly`;
+          ? `team "${team}" has ${limits.get(team!)} ${what}, its limit (teams[].maxConcurrent); retry when one has finished`
+          : `the gateway has ${config.server.maxConcurrent} ${what}, its limit (server.maxConcurrent); retry shortly`;
       throw new OdaError('ODA_ERR_TOO_MANY_CALLS', 429, message, { headers: { 'retry-after': '1' } });
     }
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
-      counts.release(team);
+      slots.release(team);
     };
     // 'close' fires once the answer is finished or the connection is gone, whichever comes first.
     res.on('close', release);
