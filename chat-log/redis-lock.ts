@@ -80,20 +80,17 @@ export class RedisLock {
     }
   }
 
-  private release(key: string, token: string): Promise<void> {
-    return this.run((r) => r.eval(RELEASE, 1, key, token)).then(
-      () => undefined,
-      () => undefined,
-    );
-  }
-
-  /** Tries to release until it worked or the lease is over anyway (the retries never keep the process up). */
-  private async releaseWithin(key: string, token: string, leaseEnd: number): Promise<void> {
-    while (Date.now() < leaseEnd) {
+  /**
+   * Frees the lock if it still holds `token`. A try that fails (Redis gone) is tried again until
+   * `until` (by then the lease has run out anyway; the retries never keep the process up).
+   */
+  private async release(key: string, token: string, until = 0): Promise<void> {
+    for (;;) {
       try {
         await this.run((r) => r.eval(RELEASE, 1, key, token));
         return;
       } catch {
+        if (Date.now() >= until) return;
         await new Promise<void>((resolve) => setTimeout(resolve, RELEASE_RETRY_MS).unref());
       }
     }
@@ -109,7 +106,7 @@ export class RedisLock {
       } catch (err) {
         // It may have been taken before Redis went away: free it once Redis answers again, rather
         // than leave every replica waiting for the lease to run out.
-        void this.releaseWithin(key, token, Date.now() + ttlMs);
+        void this.release(key, token, Date.now() + ttlMs);
         throw err;
       }
       if (got === 1) return;
