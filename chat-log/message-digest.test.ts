@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { echoDigest, messageDigest, messageKey, type LogMessage } from './message-digest.ts';
+import { echoDigest, legacyDigest, messageDigest, messageKey, type LogMessage } from './message-digest.ts';
 import { recognises, type LoggedMessage } from './read-models/messages.ts';
 
 /** A Responses answer as the log holds it: the model's `message` output item. */
@@ -117,6 +117,39 @@ describe('recognises', () => {
       content: [{ kind: 'raw', value: { type: 'item_reference', id: 'msg_2' } }],
     };
     assert.ok(!recognises(logged, messageKey(reference, 'msg_2')));
+  });
+  test('a file with its content: another content is another message; a log without file content recognises it', () => {
+    const file = (data: string) => ({
+      kind: 'file' as const,
+      name: 'a.pdf',
+      mediaType: 'application/pdf',
+      url: `data:application/pdf;base64,${data}`,
+      sha256: data.padEnd(64, '0'),
+      bytes: 3,
+    });
+    const sent: LogMessage = { role: 'user', content: [file('aaaa')] };
+    const edited: LogMessage = { role: 'user', content: [file('bbbb')] };
+    const entry = (m: LogMessage): LoggedMessage => ({ seq: 0, role: 'user', digest: messageDigest(m) });
+    assert.ok(recognises(entry(sent), messageKey(sent)));
+    assert.ok(!recognises(entry(sent), messageKey(edited)));
+    // As logs written before files kept their content hold it (also inside a tool result).
+    const stub: LogMessage = {
+      role: 'user',
+      content: [{ kind: 'file', name: 'a.pdf', mediaType: 'application/pdf' }],
+    };
+    assert.ok(recognises(entry(stub), messageKey(sent)));
+    assert.equal(legacyDigest(stub), undefined, 'nothing to leave out');
+    const inResult = (f: ReturnType<typeof file> | (typeof stub.content)[number]): LogMessage => ({
+      role: 'tool',
+      content: [{ kind: 'tool-result', callId: 'c1', failed: false, content: [f as never] }],
+    });
+    assert.equal(legacyDigest(inResult(file('aaaa'))), messageDigest(inResult(stub.content[0]!)));
+    // A remote URL is part of what such logs hold.
+    const remote: LogMessage = {
+      role: 'user',
+      content: [{ kind: 'file', url: 'https://example.com/a.pdf' }],
+    };
+    assert.equal(legacyDigest(remote), undefined);
   });
   test('a message logged without echo-only fields is recognised by its echo', () => {
     const plain = { role: 'model' as const, content: text('four') };

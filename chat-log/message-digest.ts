@@ -11,6 +11,7 @@
 import { canonicalJson } from './canonical-json.ts';
 import { sha256Hex } from '../lib/sha256.ts';
 import type { ContentPart, MessageEvent } from './format/current.ts';
+import { withoutFileContent } from './file-parts.ts';
 
 /** A message as the log holds it: a role, content parts, and its own wire fields when it has any. */
 export type LogMessage = Pick<MessageEvent, 'role' | 'content' | 'wire'>;
@@ -133,13 +134,30 @@ export interface MessageKey {
   echo: string;
   /** The id of the logged item this message stands for (a Responses `item_reference`). */
   refersTo?: string;
+  /**
+   * The digest of the message as a log written before file parts held their content holds it
+   * (`legacyDigest`), when it holds a file's content: such a logged message is this one.
+   */
+  legacy?: string;
+}
+
+/**
+ * sha256 (hex) like `messageDigest` of the message without its files' content (data URL, size,
+ * SHA-256), as logs written before file parts held content keep it; undefined when the message
+ * holds no file content.
+ */
+export function legacyDigest(message: LogMessage): string | undefined {
+  const content = withoutFileContent(message.content);
+  return content && digestOf(message.role, content, message.wire);
 }
 
 /** The keys of `message`; `refersTo` as its provider's normalizer said. */
 export function messageKey(message: LogMessage, refersTo?: string): MessageKey {
+  const legacy = legacyDigest(message);
   return {
     digest: messageDigest(message),
     echo: echoDigest(message),
     ...(refersTo !== undefined && { refersTo }),
+    ...(legacy !== undefined && { legacy }),
   };
 }

@@ -184,7 +184,13 @@ export function renderPart(part, thumbs, innerParts, index = 0) {
         'div',
         'file',
         el('span', 'label', 'File '),
-        [part.name, part.mediaType, typeof part.bytes === 'number' ? bytes(part.bytes) : '', part.url]
+        [
+          part.name,
+          part.mediaType,
+          typeof part.bytes === 'number' ? bytes(part.bytes) : '',
+          // Content sent inline is kept in the log as its data URL: said, not printed.
+          typeof part.url === 'string' && /^data:/i.test(part.url) ? 'content kept in the log' : part.url,
+        ]
           .filter(Boolean)
           .join(' · ') || '(no name)',
       );

@@ -136,13 +136,15 @@ export function answerEnd(logged: readonly LoggedMessage[], responseId: string):
 
 /**
  * True when the incoming message is the logged one: the same digest, the same content without
- * echo-only wire fields (the model's output sent back without its ids, or as plain text), or a
- * reference to the logged item by its id.
+ * echo-only wire fields (the model's output sent back without its ids, or as plain text), a
+ * reference to the logged item by its id, or, for a message with a file's content, the same message
+ * as logs written before file parts held content keep it.
  */
 export function recognises(logged: LoggedMessage, incoming: MessageKey): boolean {
   return (
     logged.digest === incoming.digest ||
     (logged.echo ?? logged.digest) === incoming.echo ||
-    (incoming.refersTo !== undefined && logged.itemId === incoming.refersTo)
+    (incoming.refersTo !== undefined && logged.itemId === incoming.refersTo) ||
+    (incoming.legacy !== undefined && logged.digest === incoming.legacy)
   );
 }

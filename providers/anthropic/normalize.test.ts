@@ -103,7 +103,14 @@ describe('normalizeAnthropicRequest', () => {
           { kind: 'text', text: 'Check the report and screenshot.' },
           { kind: 'image', source: { kind: 'base64', mediaType: 'image/jpeg', data: '/9j/4AAQ' } },
           { kind: 'image', source: { kind: 'url', url: 'https://example.com/s.png' } },
-          { kind: 'file', name: 'report.pdf', mediaType: 'application/pdf' },
+          {
+            kind: 'file',
+            name: 'report.pdf',
+            mediaType: 'application/pdf',
+            url: 'data:application/pdf;base64,JVBERi0xLjQ=',
+            sha256: sha256('%PDF-1.4'),
+            bytes: 8,
+          },
         ],
       },
       {
@@ -158,8 +165,42 @@ describe('normalizeAnthropicRequest', () => {
     );
   });
 
-  test('never inlines document bytes', () => {
-    assert.ok(!JSON.stringify(normalizeAnthropicRequest(agentBody()).messages).includes('JVBERi0xLjQ='));
+  test('keeps a document with its content; one the file part cannot hold exactly is kept as sent', () => {
+    const user = (blocks: unknown[]) =>
+      normalizeAnthropicRequest({ model: 'm', messages: [{ role: 'user', content: blocks }] }).messages[0]
+        ?.content;
+    const text = 'Zażółć gęślą jaźń';
+    assert.deepEqual(
+      user([{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: text } }]),
+      [
+        {
+          kind: 'file',
+          mediaType: 'text/plain',
+          url: `data:text/plain;base64,${Buffer.from(text).toString('base64')}`,
+          sha256: sha256(text),
+          bytes: Buffer.byteLength(text),
+        },
+      ],
+    );
+    assert.deepEqual(
+      user([{ type: 'document', title: 'A', source: { type: 'url', url: 'https://example.com/a.pdf' } }]),
+      [{ kind: 'file', name: 'A', mediaType: 'application/pdf', url: 'https://example.com/a.pdf' }],
+    );
+    // Citations, context, a Files API id or content blocks: no file part holds them, so as sent.
+    const exact = [
+      {
+        type: 'document',
+        source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQ=' },
+        citations: { enabled: true },
+        context: 'Q3 figures',
+      },
+      { type: 'document', source: { type: 'file', file_id: 'file_011' } },
+      { type: 'document', source: { type: 'content', content: [{ type: 'text', text: 'a' }] } },
+    ];
+    assert.deepEqual(
+      user(exact.map((b) => ({ ...b, cache_control: { type: 'ephemeral' } }))),
+      exact.map((value) => ({ kind: 'raw', value })),
+    );
   });
 
   test('digests tools over their canonical JSON; a moved cache breakpoint is no change', () => {

@@ -19,6 +19,7 @@ import type { NormalizedMessage, PendingContentPart } from '../../chat-log/pendi
 import { anthropicImageSource } from './request-view.ts';
 import { isObj, str, type Obj } from '../wire-json.ts';
 import { canonicalJson } from '../../chat-log/canonical-json.ts';
+import { base64DataUrl, inlineFilePart } from '../../chat-log/file-parts.ts';
 
 type ToolResultContent = Extract<PendingContentPart, { kind: 'tool-result' }>['content'][number];
 type Wire = NonNullable<NormalizedMessage['wire']>;
@@ -43,20 +44,33 @@ function toolRef(tool: Obj): ToolRef | undefined {
   return { name, digest: createHash('sha256').update(canonicalJson(definition)).digest('hex') };
 }
 
-/** A `document` block as a file part: what it is, never its bytes. */
-function documentPart(block: Obj): ToolResultContent {
-  const source = isObj(block.source) ? block.source : {};
+/** The fields of a `document` block a file part holds (with its source); any other is kept raw. */
+const FILE_DOCUMENT_KEYS = new Set(['type', 'source', 'title', 'cache_control']);
+
+/**
+ * A `document` block as a file part with its content: a PDF (base64) or plain-text document as a
+ * data URL, a document by URL as its URL. A document the file part cannot hold exactly (by Files API
+ * id, of content blocks, with `context` or `citations`, of an unknown source) is kept as sent.
+ */
+function documentPart(block: Obj): ToolResultContent | undefined {
+  const source = isObj(block.source) ? block.source : undefined;
+  if (!source || Object.keys(block).some((k) => !FILE_DOCUMENT_KEYS.has(k))) return undefined;
   const name = str(block.title);
-  const url = source.type === 'url' ? str(source.url) : undefined;
-  const mediaType =
-    str(source.media_type) ??
-    (source.type === 'text' ? 'text/plain' : source.type === 'url' ? 'application/pdf' : undefined);
-  return {
-    kind: 'file',
-    ...(name !== undefined && { name }),
-    ...(mediaType !== undefined && { mediaType }),
-    ...(url !== undefined && { url }),
-  };
+  if (block.title !== undefined && name === undefined) return undefined;
+  const named = name !== undefined ? { name } : {};
+  const mediaType = str(source.media_type);
+  if (source.type === 'base64' && typeof source.data === 'string' && mediaType !== undefined) {
+    return inlineFilePart({ ...named, mediaType, dataUrl: base64DataUrl(mediaType, source.data) });
+  }
+  if (source.type === 'text' && typeof source.data === 'string') {
+    const type = mediaType ?? 'text/plain';
+    const data = Buffer.from(source.data, 'utf8').toString('base64');
+    return inlineFilePart({ ...named, mediaType: type, dataUrl: base64DataUrl(type, data) });
+  }
+  if (source.type === 'url' && typeof source.url === 'string') {
+    return { kind: 'file', ...named, mediaType: mediaType ?? 'application/pdf', url: source.url };
+  }
+  return undefined;
 }
 
 /** A text, image or document block; undefined for blocks a tool result or user turn cannot hold. */

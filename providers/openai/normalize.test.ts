@@ -94,8 +94,21 @@ describe('normalizeOpenaiRequest', () => {
           { kind: 'text', text: 'Weather where this photo was taken?' },
           { kind: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' } },
           { kind: 'image', source: { kind: 'url', url: 'https://example.com/p.jpg' } },
-          { kind: 'file', mediaType: 'audio/wav' },
-          { kind: 'file', name: 'trip.pdf', mediaType: 'application/pdf' },
+          {
+            kind: 'file',
+            mediaType: 'audio/wav',
+            url: 'data:audio/wav;base64,UklGRg==',
+            sha256: sha256('RIFF'),
+            bytes: 4,
+          },
+          {
+            kind: 'file',
+            name: 'trip.pdf',
+            mediaType: 'application/pdf',
+            url: 'data:application/pdf;base64,JVBERi0=',
+            sha256: sha256('%PDF-'),
+            bytes: 5,
+          },
         ],
       },
       {
@@ -127,10 +140,29 @@ describe('normalizeOpenaiRequest', () => {
     ]);
   });
 
-  test('never inlines file or audio bytes', () => {
-    const text = JSON.stringify(normalizeOpenaiRequest(chatBody()).messages);
-    assert.ok(!text.includes('JVBERi0='));
-    assert.ok(!text.includes('UklGRg=='));
+  test('keeps files and audio with their content; a part the file kind cannot hold exactly as sent', () => {
+    const user = (parts: unknown[]) =>
+      normalizeOpenaiRequest({ model: 'm', messages: [{ role: 'user', content: parts }] }).messages[0]
+        ?.content;
+    assert.deepEqual(user([{ type: 'file', file: { file_id: 'file-abc' } }]), [
+      { kind: 'file', name: 'file-abc' },
+    ]);
+    const exact = [
+      { type: 'file', file: { file_id: 'file-abc', filename: 'a.pdf' } },
+      {
+        type: 'file',
+        file: { file_data: 'data:application/pdf;base64,JVBERi0=', filename: 'a.pdf', extra: 1 },
+      },
+      { type: 'input_audio', input_audio: { data: 'UklGRg==' } },
+    ];
+    assert.deepEqual(
+      user(exact),
+      exact.map((value) => ({ kind: 'raw', value })),
+    );
+    // Data that is not base64 is still kept as sent, without size or digest.
+    assert.deepEqual(user([{ type: 'file', file: { file_data: 'data:application/pdf;base64,@@' } }]), [
+      { kind: 'file', mediaType: 'application/pdf', url: 'data:application/pdf;base64,@@' },
+    ]);
   });
 
   test('digests tools over their canonical JSON, independent of key order', () => {

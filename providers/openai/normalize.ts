@@ -18,6 +18,7 @@ import type {
 } from '../provider.ts';
 import type { NormalizedMessage, PendingContentPart } from '../../chat-log/pending-message.ts';
 import { openaiImageSource, parseDataUrl } from './request-view.ts';
+import { base64DataUrl, inlineFilePart } from '../../chat-log/file-parts.ts';
 import { isObj, openaiStyleUsage, str, type Obj } from '../wire-json.ts';
 import { canonicalJson } from '../../chat-log/canonical-json.ts';
 
@@ -54,6 +55,45 @@ function contentTexts(content: unknown): string[] {
   );
 }
 
+const only = (obj: Obj, keys: readonly string[]): boolean => Object.keys(obj).every((k) => keys.includes(k));
+
+/** An `input_audio` part (base64 `data` and its `format`) as a file part with its content. */
+function audioPart(part: Obj): ToolResultContent | undefined {
+  const audio = part.input_audio;
+  if (!only(part, ['type', 'input_audio']) || !isObj(audio) || !only(audio, ['data', 'format']))
+    return undefined;
+  const format = str(audio.format);
+  if (format === undefined || typeof audio.data !== 'string') return undefined;
+  const mediaType = `audio/${format}`;
+  return inlineFilePart({ mediaType, dataUrl: base64DataUrl(mediaType, audio.data) });
+}
+
+/**
+ * A `file` part as a file part: one sent inline (`file_data`, a data URL, and its `filename`) with
+ * its content; one by id with the id as its name. Anything else is kept as sent.
+ */
+function filePart(part: Obj): ToolResultContent | undefined {
+  const file = part.file;
+  if (!only(part, ['type', 'file']) || !isObj(file)) return undefined;
+  const data = str(file.file_data);
+  const name = str(file.filename);
+  if (
+    data !== undefined &&
+    only(file, ['file_data', 'filename']) &&
+    (name !== undefined || !('filename' in file))
+  ) {
+    const mediaType = parseDataUrl(data)?.mediaType;
+    return inlineFilePart({
+      ...(name !== undefined && { name }),
+      ...(mediaType !== undefined && { mediaType }),
+      dataUrl: data,
+    });
+  }
+  const id = str(file.file_id);
+  if (id !== undefined && only(file, ['file_id'])) return { kind: 'file', name: id };
+  return undefined;
+}
+
 /** One user/tool/system content part: its kind, or as sent when no kind holds it. */
 function contentPart(part: unknown): ToolResultContent {
   if (!isObj(part)) return rawPart(part);
@@ -64,21 +104,10 @@ function contentPart(part: unknown): ToolResultContent {
       const source = openaiImageSource(part);
       return source ? { kind: 'image', source } : rawPart(part);
     }
-    case 'input_audio': {
-      const format = isObj(part.input_audio) ? str(part.input_audio.format) : undefined;
-      return format ? { kind: 'file', mediaType: `audio/${format}` } : { kind: 'file' };
-    }
-    case 'file': {
-      const file = isObj(part.file) ? part.file : {};
-      const data = str(file.file_data);
-      const mediaType = data === undefined ? undefined : parseDataUrl(data)?.mediaType;
-      const name = str(file.filename) ?? str(file.file_id);
-      return {
-        kind: 'file',
-        ...(name !== undefined && { name }),
-        ...(mediaType !== undefined && { mediaType }),
-      };
-    }
+    case 'input_audio':
+      return audioPart(part) ?? rawPart(part);
+    case 'file':
+      return filePart(part) ?? rawPart(part);
     default:
       return rawPart(part);
   }

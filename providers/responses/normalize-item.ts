@@ -14,6 +14,7 @@
  */
 import type { NormalizedMessage, PendingContentPart } from '../../chat-log/pending-message.ts';
 import { parseDataUrl } from '../openai/request-view.ts';
+import { inlineFilePart } from '../../chat-log/file-parts.ts';
 import { isObj, str, type Obj } from '../wire-json.ts';
 import {
   callToolName,
@@ -61,27 +62,31 @@ function splitPart(part: unknown): SplitPart {
         if (source) return { part: { kind: 'image', source }, rest: without(part, ['image_url']) };
       }
       break;
-    case 'input_file':
-      return { part: filePart(part), rest: without(part, ['filename', 'file_url', 'file_data']) };
+    case 'input_file': {
+      const file = filePart(part);
+      // The part keeps one of `file_data` (the content, as its data URL) and `file_url`.
+      const kept = typeof part.file_data === 'string' ? 'file_data' : 'file_url';
+      return { part: file, rest: without(part, ['filename', kept]) };
+    }
   }
   return { part: { kind: 'raw', value: part as WireValue }, rest: null };
 }
 
 /**
- * An `input_file` as a file part: its name, media type and URL, never its bytes (as the log keeps
- * files on every format). A file by id keeps the id in the rest of the part.
+ * An `input_file` as a file part: its name, and its content (`file_data`, a data URL, kept as sent
+ * with the size and SHA-256 of its bytes) or else its URL. A file by id keeps the id in the rest of
+ * the part.
  */
 function filePart(part: Obj): ToolResultContent {
   const name = str(part.filename);
-  const url = str(part.file_url);
+  const named = name !== undefined ? { name } : {};
   const data = str(part.file_data);
-  const mediaType = data === undefined ? undefined : parseDataUrl(data)?.mediaType;
-  return {
-    kind: 'file',
-    ...(name !== undefined && { name }),
-    ...(mediaType !== undefined && { mediaType }),
-    ...(url !== undefined && { url }),
-  };
+  if (data !== undefined) {
+    const mediaType = parseDataUrl(data)?.mediaType;
+    return inlineFilePart({ ...named, ...(mediaType !== undefined && { mediaType }), dataUrl: data });
+  }
+  const url = str(part.file_url);
+  return { kind: 'file', ...named, ...(url !== undefined && { url }) };
 }
 
 /**

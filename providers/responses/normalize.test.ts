@@ -161,7 +161,7 @@ describe('normalizeResponsesRequest', () => {
     items.forEach((item, i) => assert.deepEqual(rebuildItem(messages[i]!), item, `item ${i}`));
   });
 
-  test('never inlines file bytes', () => {
+  test('keeps a file with its content, the size and digest of its bytes', () => {
     const data = 'JVBERi0xLjQKJcfsj6IK';
     const normalized = normalizeResponsesRequest({
       model: 'm',
@@ -170,14 +170,23 @@ describe('normalizeResponsesRequest', () => {
           role: 'user',
           content: [
             { type: 'input_file', filename: 'a.pdf', file_data: `data:application/pdf;base64,${data}` },
+            { type: 'input_file', file_url: 'https://example.com/b.pdf' },
           ],
         },
       ],
     });
+    const bytes = Buffer.from(data, 'base64');
     assert.deepEqual(normalized.messages[0]?.content, [
-      { kind: 'file', name: 'a.pdf', mediaType: 'application/pdf' },
+      {
+        kind: 'file',
+        name: 'a.pdf',
+        mediaType: 'application/pdf',
+        url: `data:application/pdf;base64,${data}`,
+        sha256: sha256Hex(bytes),
+        bytes: bytes.length,
+      },
+      { kind: 'file', url: 'https://example.com/b.pdf' },
     ]);
-    assert.ok(!JSON.stringify(normalized).includes(data));
   });
 
   test('a string input is one user message; tools by name and digest, built-in tools by type', () => {

@@ -352,6 +352,39 @@ describe('log viewer in a browser', { skip: noBrowser, timeout: 180_000 }, () =>
     await page.context().close();
   });
 
+  test('a document: its name, type and size, never its content printed', async () => {
+    const doc = Buffer.from('%PDF-1.4\n% quarterly figures\n%%EOF\n');
+    const data = doc.toString('base64');
+    await openaiCall(
+      { url: gw.url, session: 'with-file' },
+      {
+        model: 'gpt-t',
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'Summarise the report.' },
+              {
+                type: 'file',
+                file: { filename: 'report.pdf', file_data: `data:application/pdf;base64,${data}` },
+              },
+            ],
+          },
+        ],
+      },
+    );
+    const { page, watch } = await open('#session=with-file');
+    const file = page.locator('.file').first();
+    await file.waitFor();
+    assert.equal(
+      await file.textContent(),
+      `File report.pdf · application/pdf · ${doc.length} B · content kept in the log`,
+    );
+    assert.ok(!(await page.content()).includes(data), 'the data URL is not printed');
+    assert.deepEqual(watch.errors, []);
+    await page.context().close();
+  });
+
   test('the image replay clean-up: an image of an old turn shows its placeholder and the image it replaced', async () => {
     const { page, watch } = await open('#session=old-screens');
     const changed = page.locator('.msg.role-user').first().locator('.column.received .changed-image-replay');

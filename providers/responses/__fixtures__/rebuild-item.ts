@@ -1,7 +1,7 @@
 /**
  * Test helper: rebuilds a Responses item from the log message the normalizer made of it, by the
  * rules normalize-item.ts documents (parts plus `wire`). Equal to the original item means the log
- * kept the item losslessly (file bytes aside, which the log never keeps).
+ * kept the item losslessly, a file's content included.
  */
 import type { NormalizedMessage, PendingContentPart } from '../../../chat-log/pending-message.ts';
 
@@ -27,7 +27,7 @@ function rebuildPart(part: Part, rest: unknown): unknown {
       return {
         ...fields,
         ...(part.name !== undefined && { filename: part.name }),
-        ...(part.url !== undefined && { file_url: part.url }),
+        ...(part.url !== undefined && { [/^data:/i.test(part.url) ? 'file_data' : 'file_url']: part.url }),
       };
     default:
       throw new Error(`no item part of kind ${part.kind}`);
