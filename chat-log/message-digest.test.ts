@@ -1,6 +1,13 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { echoDigest, legacyDigest, messageDigest, messageKey, type LogMessage } from './message-digest.ts';
+import {
+  echoDigest,
+  legacyDigest,
+  messageDigest,
+  messageKey,
+  reasoningFreeDigest,
+  type LogMessage,
+} from './message-digest.ts';
 import { recognises, type LoggedMessage } from './read-models/messages.ts';
 
 /** A Responses answer as the log holds it: the model's `message` output item. */
@@ -150,6 +157,26 @@ describe('recognises', () => {
       content: [{ kind: 'file', url: 'https://example.com/a.pdf' }],
     };
     assert.equal(legacyDigest(remote), undefined);
+  });
+  test('an answer with its reasoning, or without it: the same message either way', () => {
+    const thought: LogMessage = {
+      role: 'model',
+      content: [{ kind: 'reasoning', text: 'think', signature: 's' }, ...text('four')],
+    };
+    const plain: LogMessage = { role: 'model', content: text('four') };
+    const entry = (m: LogMessage): LoggedMessage => {
+      const bare = reasoningFreeDigest(m);
+      return { seq: 0, role: 'model', digest: messageDigest(m), ...(bare !== undefined && { bare }) };
+    };
+    assert.ok(recognises(entry(thought), messageKey(plain)), 'sent back without its reasoning');
+    assert.ok(recognises(entry(plain), messageKey(thought)), 'logged without, sent with');
+    assert.ok(!recognises(entry(thought), messageKey({ role: 'model', content: text('five') })));
+    // Reasoning alone is no answer text: such a message has no reasoning-free digest.
+    assert.equal(
+      reasoningFreeDigest({ role: 'model', content: [{ kind: 'reasoning', text: 'x' }] }),
+      undefined,
+    );
+    assert.equal(reasoningFreeDigest(plain), undefined);
   });
   test('a message logged without echo-only fields is recognised by its echo', () => {
     const plain = { role: 'model' as const, content: text('four') };

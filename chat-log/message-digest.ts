@@ -139,6 +139,26 @@ export interface MessageKey {
    * (`legacyDigest`), when it holds a file's content: such a logged message is this one.
    */
   legacy?: string;
+  /** The digest without its reasoning parts (`reasoningFreeDigest`), when it holds some. */
+  bare?: string;
+}
+
+/**
+ * sha256 (hex) like `messageDigest` of the message without its reasoning parts, when it holds
+ * reasoning beside other content (a model's answer with its thinking); otherwise undefined. Clients
+ * often send an answer back without its reasoning (DeepSeek refuses `reasoning_content` in a
+ * request; Anthropic lets earlier `thinking` blocks be left out): that is the same message.
+ */
+export function reasoningFreeDigest(message: LogMessage): string | undefined {
+  const { content } = message;
+  if (!content.some((p) => p.kind === 'reasoning') || content.every((p) => p.kind === 'reasoning')) {
+    return undefined;
+  }
+  return digestOf(
+    message.role,
+    content.filter((p) => p.kind !== 'reasoning'),
+    message.wire,
+  );
 }
 
 /**
@@ -154,10 +174,12 @@ export function legacyDigest(message: LogMessage): string | undefined {
 /** The keys of `message`; `refersTo` as its provider's normalizer said. */
 export function messageKey(message: LogMessage, refersTo?: string): MessageKey {
   const legacy = legacyDigest(message);
+  const bare = reasoningFreeDigest(message);
   return {
     digest: messageDigest(message),
     echo: echoDigest(message),
     ...(refersTo !== undefined && { refersTo }),
     ...(legacy !== undefined && { legacy }),
+    ...(bare !== undefined && { bare }),
   };
 }

@@ -127,8 +127,9 @@ test('keeps the echo digest and the item id of a message whose wire has them; a 
   );
   assert.notEqual(s.messages[1]?.echo, s.messages[1]?.digest);
   assert.equal(s.messages[1]?.itemId, 'msg_1');
-  // States saved before echo digests existed lack them: their checkpoints must not be reused.
-  assert.equal(messagesModel.version, 6);
+  // States saved before echo (version 6) or reasoning-free digests (version 7) existed lack them:
+  // their checkpoints must not be reused.
+  assert.equal(messagesModel.version, 7);
 });
 
 test("a provider's answer that is only reasoning is marked (a client may leave it out); other messages are not", () => {
@@ -149,6 +150,12 @@ test("a provider's answer that is only reasoning is marked (a client may leave i
     s.messages.map((m) => m.reasoning ?? false),
     [false, true, true, false, false, false],
   );
+  // An answer with reasoning beside its text also keeps its digest without the reasoning.
+  assert.equal(
+    s.messages[3]?.bare,
+    messageDigest({ role: 'model', content: [{ kind: 'text', text: 'answer' }] }),
+  );
+  assert.equal(s.messages[1]?.bare, undefined);
 });
 
 test('the last message of an answer carries its response id; answerEnd finds where that answer ends', () => {

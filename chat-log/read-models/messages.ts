@@ -9,7 +9,13 @@
  */
 import { z } from 'zod';
 import type { ReadModel } from './read-model.ts';
-import { echoDigest, messageDigest, wireItemId, type MessageKey } from '../message-digest.ts';
+import {
+  echoDigest,
+  messageDigest,
+  reasoningFreeDigest,
+  wireItemId,
+  type MessageKey,
+} from '../message-digest.ts';
 import type { ContentPart } from '../format/current.ts';
 
 const conversationRole = z.enum(['user', 'model', 'tool', 'developer', 'system', 'other']);
@@ -20,6 +26,14 @@ export const loggedMessage = z.strictObject({
   digest: z.string().regex(/^[0-9a-f]{64}$/),
   /** The digest without echo-only wire fields (`echoDigest`), when it differs from `digest`. */
   echo: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
+  /**
+   * The digest without its reasoning parts (`reasoningFreeDigest`), when it holds reasoning beside
+   * other content: a client that sends the answer back without its reasoning sends this message.
+   */
+  bare: z
     .string()
     .regex(/^[0-9a-f]{64}$/)
     .optional(),
@@ -45,7 +59,7 @@ export type MessagesState = z.infer<typeof messagesState>;
 
 export const messagesModel: ReadModel<MessagesState> = {
   name: 'messages',
-  version: 6,
+  version: 7,
   internal: true,
   schema: messagesState,
   initial: () => ({ messages: [] }),
@@ -76,11 +90,13 @@ export const messagesModel: ReadModel<MessagesState> = {
       const digest = messageDigest(event);
       const echo = echoDigest(event);
       const itemId = wireItemId(event);
+      const bare = reasoningFreeDigest(event);
       messages.push({
         seq: event.seq,
         role: role.data,
         digest,
         ...(echo !== digest && { echo }),
+        ...(bare !== undefined && { bare }),
         ...(itemId !== undefined && { itemId }),
         ...(event.source?.kind === 'provider' ? { answeredAt: event.at } : {}),
         ...(event.source?.kind === 'provider' && reasoningOnly(event.content) ? { reasoning: true } : {}),
@@ -137,14 +153,17 @@ export function answerEnd(logged: readonly LoggedMessage[], responseId: string):
 /**
  * True when the incoming message is the logged one: the same digest, the same content without
  * echo-only wire fields (the model's output sent back without its ids, or as plain text), a
- * reference to the logged item by its id, or, for a message with a file's content, the same message
- * as logs written before file parts held content keep it.
+ * reference to the logged item by its id, for a message with a file's content the same message as
+ * logs written before file parts held content keep it, or the same message with or without the
+ * model's reasoning beside its content (clients leave it out when they send an answer back).
  */
 export function recognises(logged: LoggedMessage, incoming: MessageKey): boolean {
   return (
     logged.digest === incoming.digest ||
     (logged.echo ?? logged.digest) === incoming.echo ||
     (incoming.refersTo !== undefined && logged.itemId === incoming.refersTo) ||
-    (incoming.legacy !== undefined && logged.digest === incoming.legacy)
+    (incoming.legacy !== undefined && logged.digest === incoming.legacy) ||
+    ((logged.bare !== undefined || incoming.bare !== undefined) &&
+      (logged.bare ?? logged.digest) === (incoming.bare ?? incoming.digest))
   );
 }
