@@ -10,6 +10,7 @@ import { isClientGone } from './client-gone.ts';
 const SKIP = new Set([
   'connection',
   'keep-alive',
+  'proxy-connection',
   'transfer-encoding',
   'content-length',
   'content-encoding',
@@ -37,15 +38,27 @@ function gatewayOwned(name: string): boolean {
 }
 
 /**
- * Copies a provider's response headers, less hop-by-hop and length/encoding ones, the provider
+ * Copies a provider's response headers, less hop-by-hop ones (also those its `connection` header
+ * names) and length/encoding ones, the provider
  * host's own (cookies, navigation, browser policy), and the gateway's own headers (those already
  * set stay as the gateway set them). Values come with the provider keys already masked (the
  * upstream client masks them).
  */
 export function copyHeaders(res: Response, headers: IncomingHttpHeaders): void {
+  // Headers the provider's `connection` header names belong to that hop too (RFC 9110, 7.6.1).
+  const hop = headers.connection;
+  const named = hop
+    ? new Set(
+        String(hop)
+          .toLowerCase()
+          .split(',')
+          .map((n) => n.trim()),
+      )
+    : undefined;
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || SKIP.has(name) || name.startsWith('access-control-') || gatewayOwned(name))
       continue;
+    if (named?.has(name)) continue;
     res.setHeader(name, value);
   }
 }

@@ -236,6 +236,10 @@ describe('provider answers cannot take over the gateway’s side of the exchange
     'access-control-allow-credentials': 'true',
     'content-security-policy': "default-src 'none'",
     'content-security-policy-report-only': "default-src 'none'",
+    // Hop-by-hop: a proxy's connection header, and a header the connection header names.
+    'proxy-connection': 'keep-alive',
+    connection: 'keep-alive, x-hop-only',
+    'x-hop-only': 'this hop',
     // A provider header echoing the key it was given, and one that passes as it is.
     'x-echo': `key=${OPENAI_KEY}`,
     'x-request-id': 'req_provider_1',
@@ -243,7 +247,15 @@ describe('provider answers cannot take over the gateway’s side of the exchange
 
   /** None of the provider host's headers reached the client; its key is masked; other headers pass. */
   function assertProviderHeadersKept(headers: Headers, what: string): void {
-    for (const name of ['set-cookie', 'alt-svc', 'location', 'refresh', 'content-security-policy'])
+    for (const name of [
+      'set-cookie',
+      'alt-svc',
+      'location',
+      'refresh',
+      'content-security-policy',
+      'proxy-connection',
+      'x-hop-only',
+    ])
       assert.equal(headers.get(name), null, `${what}: ${name}`);
     assert.equal(headers.get('content-security-policy-report-only'), null, what);
     assert.deepEqual(
