@@ -325,6 +325,19 @@ describe('createResponsesStreamAccumulator', () => {
     assert.deepEqual(partial.result().messages?.[1]?.content, [
       { kind: 'text', text: "I'll list the files" },
     ]);
+    // A server that sends deltas without announcing their part (no content_part.added): the text
+    // so far is still the answer's.
+    const bare = createResponsesStreamAccumulator();
+    const push = (e: Record<string, unknown>) => bare.push(String(e.type), JSON.stringify(e));
+    push({ type: 'response.created', response: { id: 'resp_1', status: 'in_progress', output: [] } });
+    push({
+      type: 'response.output_item.added',
+      output_index: 0,
+      item: { id: 'msg_1', type: 'message', role: 'assistant', status: 'in_progress', content: [] },
+    });
+    for (const delta of ['Hi', ' there'])
+      push({ type: 'response.output_text.delta', output_index: 0, content_index: 0, delta });
+    assert.deepEqual(bare.result().messages?.[0]?.content, [{ kind: 'text', text: 'Hi there' }]);
   });
 
   test('ended() at response.failed and response.incomplete, not at an error event', () => {

@@ -49,6 +49,18 @@ export function createResponsesStreamAccumulator(): StreamAccumulator {
 
   const item = (event: Obj): Obj | undefined => objAt(items, event.output_index);
   const part = (event: Obj): Obj | undefined => objAt(item(event)?.content, event.content_index);
+  /**
+   * The part a delta adds to; a part never announced (no `content_part.added`, as some compatible
+   * servers stream) is created with `type`, so the text so far is not lost when the stream is cut.
+   */
+  const deltaPart = (event: Obj, type: string, key: string): Obj | undefined => {
+    const known = part(event);
+    const holder = item(event);
+    if (known || !holder || typeof event.content_index !== 'number') return known;
+    const created: Obj = { type, [key]: '' };
+    listAt(holder, 'content')[event.content_index] = created;
+    return created;
+  };
   const summary = (event: Obj): Obj | undefined => objAt(item(event)?.summary, event.summary_index);
 
   function apply(type: string, event: Obj): void {
@@ -72,13 +84,14 @@ export function createResponsesStreamAccumulator(): StreamAccumulator {
         return;
       }
       case 'response.output_text.delta':
+        return append(deltaPart(event, 'output_text', 'text'), 'text', event.delta);
       case 'response.reasoning_text.delta':
-        return append(part(event), 'text', event.delta);
+        return append(deltaPart(event, 'reasoning_text', 'text'), 'text', event.delta);
       case 'response.output_text.done':
       case 'response.reasoning_text.done':
         return settle(part(event), 'text', event.text);
       case 'response.refusal.delta':
-        return append(part(event), 'refusal', event.delta);
+        return append(deltaPart(event, 'refusal', 'refusal'), 'refusal', event.delta);
       case 'response.refusal.done':
         return settle(part(event), 'refusal', event.refusal);
       case 'response.function_call_arguments.delta':
