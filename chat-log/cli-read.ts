@@ -2,14 +2,15 @@
  * `oda-gateway log read <chat id or file> [--offset N] [--length N] [--data-dir DIR]`: prints part
  * of a chat log as JSON lines, for people who support chats. A file is read through the definition
  * of the version that wrote it (older logs are shown converted to the current version); a chat id
- * is looked up in the data directory (`--data-dir`, else ODA_DATA_DIR, else ./data).
+ * is looked up in the data directory (`--data-dir`, else ODA_DATA_DIR, else ./data). It never writes:
+ * a torn last line is reported, not set aside, and an older log is converted in memory only.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { CliIo } from './cli-io.ts';
-import { readLogText, upgradeToCurrent } from './convert.ts';
+import { besidePath, readLogText, upgradeToCurrent } from './convert.ts';
+import { isChatId, pathInside } from './chat-id.ts';
 import { parseReadRange } from './read-range.ts';
-import { FileLogBackend } from './store-file.ts';
 import type { Event } from './format/current.ts';
 import { CURRENT_VERSION } from './format/index.ts';
 
@@ -47,6 +48,19 @@ function isFile(path: string): boolean {
   }
 }
 
+/**
+ * The file that holds chat `id` in `dataDir`: its converted generation when an older log was
+ * converted (the gateway appends there), else its own file; undefined when there is none. Nothing
+ * is opened for writing: a gateway may be appending to the chat right now.
+ */
+function chatFile(dataDir: string, id: string): string | undefined {
+  if (!isChatId(id)) return undefined;
+  const path = pathInside(join(dataDir, 'chats'), id, '.jsonl');
+  const beside = besidePath(path);
+  if (isFile(beside)) return beside;
+  return isFile(path) ? path : undefined;
+}
+
 export async function logRead(args: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseArgs(args);
   if (typeof parsed === 'string') {
@@ -62,40 +76,35 @@ export async function logRead(args: readonly string[], io: CliIo): Promise<numbe
     io.err((e as Error).message);
     return 2;
   }
-  let events: Event[];
-  if (isFile(target)) {
-    let read;
-    let current;
-    try {
-      read = readLogText(readFileSync(target, 'utf8'));
-      current = upgradeToCurrent(read.version, read.header, read.events);
-    } catch (e) {
-      // Not a chat log (another file, a version this build does not know): say so, no stack.
-      io.err(`${target}: ${(e as Error).message}`);
-      return 1;
-    }
-    for (const p of read.problems) io.err(`warning: ${JSON.stringify(p)}`);
-    if (read.version !== CURRENT_VERSION) {
-      io.err(`note: version ${read.version} log shown converted to version ${CURRENT_VERSION}`);
-    }
-    const end = range.length === undefined ? undefined : range.offset + range.length;
-    events = current.events.filter((e) => e.seq >= range.offset && (end === undefined || e.seq < end));
-  } else {
+  let file = target;
+  if (!isFile(target)) {
     const dataDir = resolve(options.get('--data-dir') ?? process.env.ODA_DATA_DIR ?? './data');
-    const backend = new FileLogBackend({ dataDir });
-    try {
-      if (!(await backend.header(target))) {
-        io.err(`no chat "${target}" in ${dataDir} (and no such file)`);
-        return 1;
-      }
-      events = await backend.read(target, range.offset, range.length);
-    } catch (e) {
-      io.err((e as Error).message);
+    const found = chatFile(dataDir, target);
+    if (found === undefined) {
+      io.err(`no chat "${target}" in ${dataDir} (and no such file)`);
       return 1;
-    } finally {
-      await backend.close();
     }
+    file = found;
   }
+  let read;
+  let current;
+  try {
+    read = readLogText(readFileSync(file, 'utf8'));
+    current = upgradeToCurrent(read.version, read.header, read.events);
+  } catch (e) {
+    // Not a chat log (another file, a version this build does not know): say so, no stack.
+    io.err(`${target}: ${(e as Error).message}`);
+    return 1;
+  }
+  // A torn last line (a write in progress, a crash) is reported, never cut: this command only reads.
+  for (const p of read.problems) io.err(`warning: ${JSON.stringify(p)}`);
+  if (read.version !== CURRENT_VERSION) {
+    io.err(`note: version ${read.version} log shown converted to version ${CURRENT_VERSION}`);
+  }
+  const end = range.length === undefined ? undefined : range.offset + range.length;
+  const events: Event[] = current.events.filter(
+    (e) => e.seq >= range.offset && (end === undefined || e.seq < end),
+  );
   for (const e of events) io.out(JSON.stringify(e));
   return 0;
 }

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { runCli, type CliIo } from './cli.ts';
 import { FileLogBackend } from '../chat-log/store-file.ts';
 import { tempDir } from '../test/helpers/temp-dir.ts';
+import { appendFileSync, copyFileSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 function capture(): CliIo & { lines: string[]; errors: string[] } {
   const lines: string[] = [];
@@ -94,4 +96,43 @@ test('log read: options as --name=value anywhere; unknown or empty options and f
   const folder = capture();
   assert.equal(await runCli(['log', 'read', dataDir, '--data-dir', dataDir], folder), 1);
   assert.match(folder.errors[0]!, /^no chat ".*" in .* \(and no such file\)$/);
+});
+
+test('log read by chat id never writes: a torn last line (a write in progress) is reported, not cut; an older log is not converted beside it', async () => {
+  const dataDir = tempDir('oda-cli-read-only-');
+  const backend = new FileLogBackend({ dataDir });
+  await backend.create({ version: 5, id: 'live', createdAt: 1 });
+  await backend.append(
+    'live',
+    ['a', 'b'].map((text) => ({
+      type: 'message' as const,
+      role: 'user' as const,
+      content: [{ kind: 'text' as const, text }],
+    })),
+    1,
+  );
+  await backend.close();
+  const chats = join(dataDir, 'chats');
+  // A gateway is half-way through writing the next event.
+  appendFileSync(join(chats, 'live.jsonl'), '{"seq":2,"at":3,"type":"message","role":"us');
+  const before = readFileSync(join(chats, 'live.jsonl'));
+  const io = capture();
+  assert.equal(await runCli(['log', 'read', 'live', '--data-dir', dataDir], io), 0);
+  assert.deepEqual(
+    io.lines.map((l) => (JSON.parse(l) as { seq: number }).seq),
+    [0, 1],
+  );
+  assert.match(io.errors.join('\n'), /warning: .*torn/i);
+  assert.deepEqual(readFileSync(join(chats, 'live.jsonl')), before, 'the file is unchanged');
+  assert.deepEqual(readdirSync(chats).sort(), ['live.jsonl'], 'nothing set aside or written beside it');
+
+  // An older-version log under a chat id: shown converted, no converted copy written.
+  const fixture = new URL('../chat-log/__fixtures__/v0.jsonl', import.meta.url).pathname;
+  const id = (JSON.parse(readFileSync(fixture, 'utf8').split('\n')[0]!) as { id: string }).id;
+  copyFileSync(fixture, join(chats, `${id}.jsonl`));
+  const old = capture();
+  assert.equal(await runCli(['log', 'read', id, '--data-dir', dataDir], old), 0);
+  assert.ok(old.lines.length > 0);
+  assert.match(old.errors.join('\n'), /version 0 log shown converted to version 5/);
+  assert.deepEqual(readdirSync(chats).sort(), [`${id}.jsonl`, 'live.jsonl'].sort());
 });
