@@ -58,6 +58,11 @@ describe('config', () => {
       { pruning: { softTrim: { max: 1 } } },
       /pruning\.softTrim: unknown key\(s\) "max"; allowed keys are maxChars, headChars, tailChars/,
     );
+    // The store's kinds each have their keys.
+    refuses(
+      { store: { kind: 'file', fsnc: 'always' } },
+      /store: unknown key\(s\) "fsnc"; allowed keys are kind, fsync \(kind: file\), kind, url, prefix.* \(kind: redis\)/,
+    );
   });
 
   test('tool-result trimming limits are validated as the seed says', () => {
@@ -141,6 +146,36 @@ describe('config', () => {
     assert.equal(loadConfig({ ODA_CONFIG: json }).retries.maxRetries, 5);
     writeFileSync(json, '{"retries": ');
     assert.throws(() => loadConfig({ ODA_CONFIG: json }), /is not valid JSON/);
+  });
+
+  test('a config file that does not parse is named with where, never with its text (it holds keys)', () => {
+    const dir = tempDir('oda-config-parse-');
+    const yaml = join(dir, 'oda.yaml');
+    writeFileSync(yaml, 'providers: []\napiKey: sk-live-SECRET\napiKey: sk-live-OTHER\n');
+    const json = join(dir, 'oda.json');
+    writeFileSync(json, '{\n  "apiKey": sk-live-SECRET\n}');
+    for (const [path, where] of [
+      [yaml, /is not valid YAML: Map keys must be unique at line 3, column 1$/],
+      [json, /is not valid JSON: unexpected content( at line \d+, column \d+)?$/],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ ODA_CONFIG: path }),
+        (e: unknown) => e instanceof ConfigError && where.test(e.message) && !e.message.includes('sk-live'),
+      );
+    }
+  });
+
+  test('a bad base URL from the environment is named by its variable; an empty one is unset', () => {
+    for (const [value, problem] of [
+      ['localhost:9000', /^invalid configuration:\nOPENAI_BASE_URL: expected an http\(s\) URL$/],
+      ['https://u:pw@example.com/v1', /^invalid configuration:\nOPENAI_BASE_URL: must not hold user info/],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ OPENAI_BASE_URL: value }),
+        (e: unknown) => e instanceof ConfigError && problem.test(e.message),
+      );
+    }
+    assert.equal(loadConfig({ ANTHROPIC_BASE_URL: '' }).providers[1]?.baseUrl, 'https://api.anthropic.com');
   });
 
   test('zero-config providers come from the environment', () => {

@@ -50,7 +50,20 @@ function allowedKeysAt(path: PropertyKey[]): string[] {
     else if (schema instanceof z.ZodRecord) schema = schema.valueType as z.ZodType;
   }
   schema = unwrap(schema);
-  return schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
+  if (schema instanceof z.ZodObject) return Object.keys(schema.shape);
+  if (schema instanceof z.ZodUnion) {
+    // A union of objects (the store's kinds): each option's keys, named by its discriminator.
+    const discriminator = (schema.def as { discriminator?: string }).discriminator;
+    return (schema.options as z.ZodType[]).flatMap((option) => {
+      const o = unwrap(option);
+      if (!(o instanceof z.ZodObject)) return [];
+      const keys = Object.keys(o.shape).join(', ');
+      const tag = discriminator ? (o.shape as Record<string, z.ZodType>)[discriminator] : undefined;
+      const value = tag instanceof z.ZodLiteral ? String(tag.value) : undefined;
+      return [value !== undefined ? `${keys} (${discriminator}: ${value})` : keys];
+    });
+  }
+  return [];
 }
 
 function unwrap(schema: z.ZodType): z.ZodType {
@@ -145,20 +158,26 @@ function crossChecks(cfg: z.output<typeof configSchema>): string[] {
   teams.forEach((t, i) => t.keys.forEach((k, j) => listKey(k, `teams.${i}.keys.${j}`)));
   cfg.adminKeys.forEach((k, i) => listKey(k, `adminKeys.${i}`));
   cfg.providers.forEach((p, i) => {
-    const url = new URL(p.baseUrl);
-    if (url.username || url.password) {
-      problems.push(
-        `providers.${i}.baseUrl: must not hold user info (user:password@); put a provider key in apiKey`,
-      );
-    }
-    if (url.search || p.baseUrl.includes('?')) {
-      problems.push(`providers.${i}.baseUrl: must not hold a query string`);
-    }
-    if (url.hash || p.baseUrl.includes('#')) {
-      problems.push(`providers.${i}.baseUrl: must not hold a fragment (#...)`);
-    }
+    const problem = baseUrlProblem(p.baseUrl);
+    if (problem) problems.push(`providers.${i}.baseUrl: ${problem}`);
   });
   return problems;
+}
+
+/** What is wrong with a provider base URL, or undefined when it is a usable one. */
+function baseUrlProblem(baseUrl: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    return 'expected an http(s) URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'expected an http(s) URL';
+  if (url.username || url.password)
+    return 'must not hold user info (user:password@); put a provider key in apiKey';
+  if (url.search || baseUrl.includes('?')) return 'must not hold a query string';
+  if (url.hash || baseUrl.includes('#')) return 'must not hold a fragment (#...)';
+  return undefined;
 }
 
 /**
@@ -179,8 +198,9 @@ export function loadConfig(env: Record<string, string | undefined>, configPath?:
     try {
       parsed = /\.json$/i.test(path) ? JSON.parse(text) : parseYaml(text);
     } catch (e) {
+      const json = /\.json$/i.test(path);
       throw new ConfigError(
-        `config file ${path} is not valid ${/\.json$/i.test(path) ? 'JSON' : 'YAML'}: ${(e as Error).message}`,
+        `config file ${path} is not valid ${json ? 'JSON' : 'YAML'}: ${parseErrorWhere(e, text, json)}`,
       );
     }
     if (parsed !== null && parsed !== undefined && (typeof parsed !== 'object' || Array.isArray(parsed))) {
@@ -190,6 +210,22 @@ export function loadConfig(env: Record<string, string | undefined>, configPath?:
   }
   raw = applyEnv(raw, env);
   return parseConfig(raw, { baseDir: process.cwd() });
+}
+
+/**
+ * What a YAML or JSON parse error says, without the source text the parsers quote (a config file
+ * holds keys, and this message goes to the terminal and to logs): the problem and where it is.
+ */
+function parseErrorWhere(e: unknown, text: string, json: boolean): string {
+  const message = e instanceof Error ? e.message : String(e);
+  if (!json) return message.split(':\n')[0]!.trim();
+  // Node's message quotes the text around the problem; some versions also give its position.
+  const at = /position (\d+)/.exec(message);
+  if (!at) return 'unexpected content';
+  const before = text.slice(0, Number(at[1]));
+  const line = before.split('\n').length;
+  const column = before.length - before.lastIndexOf('\n');
+  return `unexpected content at line ${line}, column ${column}`;
 }
 
 function applyEnv(
@@ -211,19 +247,26 @@ function applyEnv(
   if (env.REDIS_URL && raw.store === undefined && env.ODA_STORE === 'redis')
     out.store = { kind: 'redis', url: env.REDIS_URL };
   if (raw.providers === undefined) {
-    // Zero-config: one provider per format from the environment.
+    // Zero-config: one provider per format from the environment. A bad base URL is named by the
+    // variable that set it (there is no config key to name); an empty one counts as unset.
+    for (const name of ['OPENAI_BASE_URL', 'ANTHROPIC_BASE_URL'] as const) {
+      const value = env[name];
+      if (!value) continue;
+      const problem = baseUrlProblem(value);
+      if (problem) throw new ConfigError(`invalid configuration:\n${name}: ${problem}`);
+    }
     out.providers = [
       {
         name: 'openai',
         format: 'openai',
-        baseUrl: env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
+        baseUrl: env.OPENAI_BASE_URL || 'https://api.openai.com/v1',
         ...(env.OPENAI_API_KEY ? { apiKey: env.OPENAI_API_KEY } : {}),
         models: ['*'],
       },
       {
         name: 'anthropic',
         format: 'anthropic',
-        baseUrl: env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com',
+        baseUrl: env.ANTHROPIC_BASE_URL || 'https://api.anthropic.com',
         ...(env.ANTHROPIC_API_KEY ? { apiKey: env.ANTHROPIC_API_KEY } : {}),
         models: ['*'],
       },
