@@ -390,6 +390,42 @@ describe('createOpenaiStreamAccumulator', () => {
     assert.equal(result.stopReason, 'error');
     assert.deepEqual(result.message.content, [{ kind: 'text', text: 'par' }]);
   });
+
+  const errorChunks: Array<[string, object, string]> = [
+    [
+      '{"error":{...}} (vLLM, OpenRouter)',
+      { error: { message: 'CUDA out of memory', code: 500 } },
+      'CUDA out of memory',
+    ],
+    [
+      '{"object":"error"}',
+      { object: 'error', message: 'CUDA out of memory', code: 500 },
+      'CUDA out of memory',
+    ],
+    ['an error without a message', { error: { code: 500 } }, 'error'],
+  ];
+  for (const [name, errorChunk, message] of errorChunks) {
+    test(`failure(): ${name} is the answer's failure, and [DONE] after it does not undo it`, () => {
+      const accumulator = createOpenaiStreamAccumulator();
+      accumulator.push(undefined, JSON.stringify({ choices: [{ index: 0, delta: { content: 'par' } }] }));
+      assert.equal(accumulator.failure?.(), undefined);
+      accumulator.push(undefined, JSON.stringify(errorChunk));
+      accumulator.push(undefined, '[DONE]');
+      assert.equal(accumulator.failure?.(), message);
+      assert.equal(accumulator.result().stopReason, 'error');
+    });
+  }
+
+  test('failure(): the first error is kept; a whole stream has none', () => {
+    const failed = createOpenaiStreamAccumulator();
+    failed.push(undefined, JSON.stringify({ error: { message: 'first' } }));
+    failed.push(undefined, JSON.stringify({ error: { message: 'second' } }));
+    assert.equal(failed.failure?.(), 'first');
+    const whole = createOpenaiStreamAccumulator();
+    for (const { event, data } of readSseText(fixture('stream-tool-calls.sse'))) whole.push(event, data);
+    assert.equal(whole.failure?.(), undefined);
+    assert.equal(whole.ended(), true);
+  });
 });
 
 test('fromIndex: the same messages as a full normalization from that wire index on', async () => {

@@ -300,6 +300,19 @@ export function normalizeOpenaiResponse(json: unknown): NormalizedResponse {
   };
 }
 
+/**
+ * The message of a chunk that reports an error inside a 200 stream, or undefined for any other
+ * chunk: `{"error":{"message":...}}` (OpenRouter, vLLM) or a bare `{"object":"error","message":...}`
+ * (vLLM's `ErrorResponse` as older compatible servers stream it). See
+ * https://openrouter.ai/docs/api-reference/errors#error-during-streaming and vLLM's
+ * `create_streaming_error_response` (vllm/entrypoints/openai/serving_engine.py).
+ */
+function openaiStreamError(chunk: Obj): string | undefined {
+  if (isObj(chunk.error)) return str(chunk.error.message) || 'error';
+  if (chunk.object === 'error') return str(chunk.message) || 'error';
+  return undefined;
+}
+
 interface ToolCallDraft {
   id: string;
   name: string;
@@ -317,6 +330,7 @@ export function createOpenaiStreamAccumulator(): StreamAccumulator {
   let model: string | undefined;
   let responseId: string | undefined;
   let sawDone = false;
+  let failure: string | undefined;
 
   return {
     push(_event, data) {
@@ -330,9 +344,12 @@ export function createOpenaiStreamAccumulator(): StreamAccumulator {
         return;
       }
       if (!isObj(chunk)) return;
-      if (isObj(chunk.error)) {
-        // An error after the 200 (OpenRouter, vLLM): the answer ends here.
+      const error = openaiStreamError(chunk);
+      if (error !== undefined) {
+        // An error after the 200 (OpenRouter, vLLM): the answer ends here and failed, whatever
+        // follows (vLLM and OpenRouter still close with `[DONE]`).
         stopReason ??= 'error';
+        failure ??= error;
         return;
       }
       model = str(chunk.model) ?? model;
@@ -363,8 +380,12 @@ export function createOpenaiStreamAccumulator(): StreamAccumulator {
     },
 
     ended() {
-      // An in-stream error ends the stream, but not the answer.
+      // An in-stream error ends the stream, but not the answer: `failure()` says it failed.
       return sawDone || (stopReason !== undefined && stopReason !== 'error');
+    },
+
+    failure() {
+      return failure;
     },
 
     result() {

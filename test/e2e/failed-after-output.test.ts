@@ -1,13 +1,15 @@
 /**
  * A provider that says, inside a 200 stream and after some output, that the answer failed (a
- * Responses `response.failed`, Anthropic's `event: error`): the client gets the stream as sent, and
+ * Responses `response.failed`, Anthropic's `event: error`, a Chat Completions error chunk even when
+ * `data: [DONE]` follows it): the client gets the stream as sent, and
  * the log records a failed response with the provider's own message, not a success. The same request
  * sent again then continues the chat, as after any answer that never arrived whole.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import OpenAI from 'openai';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
-import { anthropicStream } from '../fake-provider/fake-bodies.ts';
+import { anthropicStream, type SseEvent } from '../fake-provider/fake-bodies.ts';
 import { responsesMessage } from '../fake-provider/fake-responses.ts';
 import { getEvents, getSession } from '../helpers/sdk-chat-drivers.ts';
 
@@ -76,6 +78,80 @@ describe('an answer the provider fails after its output started is logged as fai
       [false, true],
     );
   });
+
+  // Recorded shapes of an error inside a Chat Completions stream, each closed with [DONE] as the
+  // provider sends it: the [DONE] ends the stream, not the failure.
+  const partial = {
+    id: 'chatcmpl-1',
+    object: 'chat.completion.chunk',
+    model: 'gpt-test',
+    choices: [{ index: 0, delta: { role: 'assistant', content: 'Partial ans' }, finish_reason: null }],
+  };
+  const chatErrors: Array<[string, object, string]> = [
+    [
+      'vLLM {"error":{...}}',
+      { error: { message: 'CUDA out of memory', type: 'InternalServerError', param: null, code: 500 } },
+      'CUDA out of memory',
+    ],
+    [
+      'a bare {"object":"error"}',
+      { object: 'error', message: 'CUDA out of memory', type: 'InternalServerError', param: null, code: 500 },
+      'CUDA out of memory',
+    ],
+    [
+      'OpenRouter error chunk with finish_reason "error"',
+      {
+        id: 'chatcmpl-1',
+        object: 'chat.completion.chunk',
+        error: { code: 'server_error', message: 'Provider disconnected unexpectedly' },
+        choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }],
+      },
+      'Provider disconnected unexpectedly',
+    ],
+  ];
+  for (const [name, errorChunk, message] of chatErrors) {
+    test(`Chat Completions: ${name} then [DONE] is a failed answer; the retry continues the chat`, async () => {
+      const chat = `chat-error-${name.replace(/\W+/g, '-')}`;
+      const body = { model: 'gpt-test', stream: true, messages: [{ role: 'user', content: 'hi' }] };
+      const events: SseEvent[] = [
+        { data: JSON.stringify(partial) },
+        { data: JSON.stringify(errorChunk) },
+        { data: '[DONE]' },
+      ];
+      gw.fake.script({ sse: events });
+      const res = await post(gw, '/v1/chat/completions', chat, body);
+      assert.equal(res.status, 200);
+      assert.equal(
+        await res.text(),
+        events.map((e) => `data: ${e.data}\n\n`).join(''),
+        'the client gets the stream byte for byte',
+      );
+      const responses = (await getEvents(gw.url, chat)).filter(
+        (e) => e.type === 'response',
+      ) as unknown as LoggedResponse[];
+      assert.deepEqual(
+        responses.map((r) => [r.ok, r.error]),
+        [[false, message]],
+      );
+
+      // The client (the official SDK) sends the same history again: the same chat, not a branch.
+      const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'sk-test', maxRetries: 0 });
+      const { data: stream, response } = await client.chat.completions
+        .create(body as OpenAI.ChatCompletionCreateParamsStreaming, { headers: { 'x-session-id': chat } })
+        .withResponse();
+      let text = '';
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+      assert.ok(text.length > 0);
+      assert.equal(response.headers.get('x-session-id'), chat);
+      const after = (await getEvents(gw.url, chat)).filter(
+        (e) => e.type === 'response',
+      ) as unknown as LoggedResponse[];
+      assert.deepEqual(
+        after.map((r) => r.ok),
+        [false, true],
+      );
+    });
+  }
 
   test("Anthropic: an error event after output keeps the provider's message", async () => {
     const chat = 'anthropic-error-after-output';
