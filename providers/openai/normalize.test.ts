@@ -416,6 +416,85 @@ describe('createOpenaiStreamAccumulator', () => {
     });
   }
 
+  /** The tool calls a stream of `tool_calls` deltas folds into, as [id, name, args]. */
+  function foldToolCalls(deltas: object[][]): Array<[string, string, string]> {
+    const accumulator = createOpenaiStreamAccumulator();
+    for (const toolCalls of deltas)
+      accumulator.push(
+        undefined,
+        JSON.stringify({ choices: [{ index: 0, delta: { tool_calls: toolCalls } }] }),
+      );
+    return accumulator
+      .result()
+      .message.content.flatMap((part) =>
+        part.kind === 'tool-call' ? [[part.id, part.name, part.args] as [string, string, string]] : [],
+      );
+  }
+  const fn = (name: string | undefined, args: string) => ({
+    function: { ...(name !== undefined && { name }), arguments: args },
+  });
+
+  const toolCallStreams: Array<[string, object[][], Array<[string, string, string]>]> = [
+    [
+      'deltas without index continue the call their first delta opened',
+      [
+        [{ id: 'call_1', type: 'function', ...fn('get_weather', '') }],
+        [fn(undefined, '{"city": ')],
+        [fn(undefined, '"Paris"}')],
+      ],
+      [['call_1', 'get_weather', '{"city": "Paris"}']],
+    ],
+    [
+      'whole calls without index, each with its id (Ollama, Gemini), stay apart',
+      [[{ id: 'call_a', ...fn('get_weather', '{}') }], [{ id: 'call_b', ...fn('get_time', '{}') }]],
+      [
+        ['call_a', 'get_weather', '{}'],
+        ['call_b', 'get_time', '{}'],
+      ],
+    ],
+    [
+      'two whole calls without index in one delta stay apart',
+      [
+        [
+          { id: 'call_a', ...fn('get_weather', '{}') },
+          { id: 'call_b', ...fn('get_time', '{}') },
+        ],
+      ],
+      [
+        ['call_a', 'get_weather', '{}'],
+        ['call_b', 'get_time', '{}'],
+      ],
+    ],
+    [
+      'the same id repeated on every fragment is one call',
+      [[{ id: 'call_1', ...fn('get_weather', '{"a"') }], [{ id: 'call_1', ...fn(undefined, ':1}') }]],
+      [['call_1', 'get_weather', '{"a":1}']],
+    ],
+    [
+      'an id arriving after the first fragment completes that call',
+      [[fn('get_weather', '{"a"')], [{ id: 'call_1', ...fn(undefined, ':1}') }]],
+      [['call_1', 'get_weather', '{"a":1}']],
+    ],
+    [
+      'deltas with index still go by their index',
+      [
+        [{ index: 0, id: 'call_a', ...fn('get_weather', '') }],
+        [{ index: 1, id: 'call_b', ...fn('get_time', '{') }],
+        [{ index: 0, ...fn(undefined, '{}') }],
+        [{ index: 1, ...fn(undefined, '}') }],
+      ],
+      [
+        ['call_a', 'get_weather', '{}'],
+        ['call_b', 'get_time', '{}'],
+      ],
+    ],
+  ];
+  for (const [name, deltas, expected] of toolCallStreams) {
+    test(`tool calls: ${name}`, () => {
+      assert.deepEqual(foldToolCalls(deltas), expected);
+    });
+  }
+
   test('failure(): the first error is kept; a whole stream has none', () => {
     const failed = createOpenaiStreamAccumulator();
     failed.push(undefined, JSON.stringify({ error: { message: 'first' } }));

@@ -325,12 +325,28 @@ export function createOpenaiStreamAccumulator(): StreamAccumulator {
   let reasoning = '';
   let refusal = '';
   const calls = new Map<number, ToolCallDraft>();
+  // The call the last tool-call delta went to, and the index a call without one would take next.
+  let lastIndex: number | undefined;
+  let nextIndex = 0;
   let usage: Usage | undefined;
   let stopReason: string | undefined;
   let model: string | undefined;
   let responseId: string | undefined;
   let sawDone = false;
   let failure: string | undefined;
+
+  /**
+   * The call a tool-call delta belongs to. Without `index` (some compatible servers omit it), a
+   * delta naming a new id starts a call (Ollama and Gemini send each call whole, with its id);
+   * one without a new id continues the last call (its argument fragments).
+   */
+  function toolCallIndex(call: Obj): number {
+    if (typeof call.index === 'number') return call.index;
+    if (lastIndex === undefined) return nextIndex;
+    const id = str(call.id);
+    const lastId = calls.get(lastIndex)?.id;
+    return id && lastId && id !== lastId ? nextIndex : lastIndex;
+  }
 
   return {
     push(_event, data) {
@@ -366,7 +382,9 @@ export function createOpenaiStreamAccumulator(): StreamAccumulator {
         if (!Array.isArray(delta.tool_calls)) continue;
         for (const call of delta.tool_calls) {
           if (!isObj(call)) continue;
-          const index = typeof call.index === 'number' ? call.index : calls.size;
+          const index = toolCallIndex(call);
+          lastIndex = index;
+          nextIndex = Math.max(nextIndex, index + 1);
           const draft = calls.get(index) ?? { id: '', name: '', args: '' };
           draft.id = str(call.id) ?? draft.id;
           if (isObj(call.function)) {

@@ -192,6 +192,75 @@ describe('OpenAI Chat Completions through the gateway (official SDK)', () => {
       await local.close();
     }
   });
+
+  test('tool-call deltas without index are one call in the log; the next turn continues the chat', async () => {
+    // A compatible server that omits `index`: the id and name come first, the arguments in fragments.
+    const chunk = (delta: object, finish: string | null = null) => ({
+      data: JSON.stringify({
+        id: 'chatcmpl-noindex',
+        object: 'chat.completion.chunk',
+        model: 'gpt-test',
+        choices: [{ index: 0, delta, finish_reason: finish }],
+      }),
+    });
+    const args = (text: string) => ({ tool_calls: [{ function: { arguments: text } }] });
+    gw.fake.script({
+      sse: [
+        chunk({
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }],
+        }),
+        chunk(args('{"city": ')),
+        chunk(args('"Paris"}')),
+        chunk({}, 'tool_calls'),
+        { data: '[DONE]' },
+      ],
+    });
+    const chat = 'tool-calls-without-index';
+    const tools: OpenAI.ChatCompletionTool[] = [
+      { type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } },
+    ];
+    const user: OpenAI.ChatCompletionMessageParam = { role: 'user', content: 'Weather in Paris?' };
+    const headers = { 'x-session-id': chat };
+    const stream = await client.chat.completions.create(
+      { model: 'gpt-test', stream: true, tools, messages: [user] },
+      { headers },
+    );
+    let argText = '';
+    for await (const c of stream) argText += c.choices[0]?.delta.tool_calls?.[0]?.function?.arguments ?? '';
+    assert.equal(argText, '{"city": "Paris"}');
+
+    const events = (await (await fetch(`${gw.url}/v1/sessions/${chat}/events`)).json()) as {
+      events: Array<{ type: string; role?: string; content?: unknown[] }>;
+    };
+    const answer = events.events.find((e) => e.type === 'message' && e.role === 'model');
+    assert.deepEqual(answer?.content, [
+      { kind: 'tool-call', id: 'call_1', name: 'get_weather', args: '{"city": "Paris"}' },
+    ]);
+
+    const { response } = await client.chat.completions
+      .create(
+        {
+          model: 'gpt-test',
+          tools,
+          messages: [
+            user,
+            {
+              role: 'assistant',
+              content: null,
+              tool_calls: [
+                { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: argText } },
+              ],
+            },
+            { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+          ],
+        },
+        { headers },
+      )
+      .withResponse();
+    assert.equal(response.headers.get('x-session-id'), chat, 'the same chat, not a branch');
+  });
 });
 
 describe('provider keys, limits and timeouts', () => {
