@@ -3,11 +3,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
-import {
-  createOpenaiStreamAccumulator,
-  normalizeOpenaiRequest,
-  normalizeOpenaiResponse,
-} from './normalize.ts';
+import { normalizeOpenaiRequest, normalizeOpenaiResponse } from './normalize.ts';
+import { createOpenaiStreamAccumulator } from './openai-stream-accumulator.ts';
 import { readSseText } from '../../lib/sse-reader.ts';
 
 const fixture = (name: string): string =>

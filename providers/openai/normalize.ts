@@ -1,6 +1,6 @@
 /**
- * OpenAI Chat Completions bodies in the chat log's normalized form: requests, responses and
- * streamed responses. The leading system and developer messages are the system prompt (its digest
+ * OpenAI Chat Completions bodies in the chat log's normalized form: requests and responses
+ * (streamed responses: openai-stream-accumulator.ts). The leading system and developer messages are the system prompt (its digest
  * is logged with the request); every later message is kept in its place, whatever its role: an
  * unknown role as role `other`, a content part no other kind holds as sent in a `raw` part, and a
  * message's own fields besides role and content (`name`, ...) in `wire`. Nothing is thrown on.
@@ -10,12 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { RawPart, ToolRef, Usage } from '../../chat-log/format/current.ts';
-import type {
-  NormalizeOptions,
-  NormalizedRequest,
-  NormalizedResponse,
-  StreamAccumulator,
-} from '../provider.ts';
+import type { NormalizeOptions, NormalizedRequest, NormalizedResponse } from '../provider.ts';
 import type { NormalizedMessage, PendingContentPart } from '../../chat-log/pending-message.ts';
 import { openaiImageSource, parseDataUrl } from './request-view.ts';
 import { base64DataUrl, inlineFilePart } from '../../chat-log/file-parts.ts';
@@ -297,135 +292,5 @@ export function normalizeOpenaiResponse(json: unknown): NormalizedResponse {
     stopReason: isObj(choice) ? str(choice.finish_reason) : undefined,
     model: str(body.model),
     ...(responseId !== undefined && { responseId }),
-  };
-}
-
-/**
- * The message of a chunk that reports an error inside a 200 stream, or undefined for any other
- * chunk: `{"error":{"message":...}}` (OpenRouter, vLLM) or a bare `{"object":"error","message":...}`
- * (vLLM's `ErrorResponse` as older compatible servers stream it). See
- * https://openrouter.ai/docs/api-reference/errors#error-during-streaming and vLLM's
- * `create_streaming_error_response` (vllm/entrypoints/openai/serving_engine.py).
- */
-function openaiStreamError(chunk: Obj): string | undefined {
-  if (isObj(chunk.error)) return str(chunk.error.message) || 'error';
-  if (chunk.object === 'error') return str(chunk.message) || 'error';
-  return undefined;
-}
-
-interface ToolCallDraft {
-  id: string;
-  name: string;
-  args: string;
-}
-
-/** Folds `chat.completion.chunk` events into the response the non-streamed call would give. */
-export function createOpenaiStreamAccumulator(): StreamAccumulator {
-  let content = '';
-  let reasoning = '';
-  let refusal = '';
-  const calls = new Map<number, ToolCallDraft>();
-  // The call the last tool-call delta went to, and the index a call without one would take next.
-  let lastIndex: number | undefined;
-  let nextIndex = 0;
-  let usage: Usage | undefined;
-  let stopReason: string | undefined;
-  let model: string | undefined;
-  let responseId: string | undefined;
-  let sawDone = false;
-  let failure: string | undefined;
-
-  /**
-   * The call a tool-call delta belongs to. Without `index` (some compatible servers omit it), a
-   * delta naming a new id starts a call (Ollama and Gemini send each call whole, with its id);
-   * one without a new id continues the last call (its argument fragments).
-   */
-  function toolCallIndex(call: Obj): number {
-    if (typeof call.index === 'number') return call.index;
-    if (lastIndex === undefined) return nextIndex;
-    const id = str(call.id);
-    const lastId = calls.get(lastIndex)?.id;
-    return id && lastId && id !== lastId ? nextIndex : lastIndex;
-  }
-
-  return {
-    push(_event, data) {
-      const text = data.trim();
-      if (text === '[DONE]') sawDone = true;
-      if (text === '' || text === '[DONE]') return;
-      let chunk: unknown;
-      try {
-        chunk = JSON.parse(text);
-      } catch {
-        return;
-      }
-      if (!isObj(chunk)) return;
-      const error = openaiStreamError(chunk);
-      if (error !== undefined) {
-        // An error after the 200 (OpenRouter, vLLM): the answer ends here and failed, whatever
-        // follows (vLLM and OpenRouter still close with `[DONE]`).
-        stopReason ??= 'error';
-        failure ??= error;
-        return;
-      }
-      model = str(chunk.model) ?? model;
-      responseId = str(chunk.id) ?? responseId;
-      if (isObj(chunk.usage)) usage = openaiUsage(chunk.usage);
-      if (!Array.isArray(chunk.choices)) return;
-      for (const choice of chunk.choices) {
-        if (!isObj(choice) || (choice.index !== undefined && choice.index !== 0)) continue;
-        stopReason = str(choice.finish_reason) ?? stopReason;
-        const delta = isObj(choice.delta) ? choice.delta : {};
-        content += str(delta.content) ?? '';
-        reasoning += str(delta.reasoning_content) ?? str(delta.reasoning) ?? '';
-        refusal += str(delta.refusal) ?? '';
-        if (!Array.isArray(delta.tool_calls)) continue;
-        for (const call of delta.tool_calls) {
-          if (!isObj(call)) continue;
-          const index = toolCallIndex(call);
-          lastIndex = index;
-          nextIndex = Math.max(nextIndex, index + 1);
-          const draft = calls.get(index) ?? { id: '', name: '', args: '' };
-          draft.id = str(call.id) ?? draft.id;
-          if (isObj(call.function)) {
-            // As the SDK does: a name replaces, arguments accumulate.
-            draft.name = str(call.function.name) || draft.name;
-            draft.args += str(call.function.arguments) ?? '';
-          }
-          calls.set(index, draft);
-        }
-      }
-    },
-
-    ended() {
-      // An in-stream error ends the stream, but not the answer: `failure()` says it failed.
-      return sawDone || (stopReason !== undefined && stopReason !== 'error');
-    },
-
-    failure() {
-      return failure;
-    },
-
-    result() {
-      const message: Obj = {
-        content,
-        ...(reasoning && { reasoning_content: reasoning }),
-        ...(refusal && { refusal }),
-        tool_calls: [...calls.entries()]
-          .sort(([a], [b]) => a - b)
-          .map(([, call]) => ({
-            id: call.id,
-            type: 'function',
-            function: { name: call.name, arguments: call.args },
-          })),
-      };
-      return {
-        message: { role: 'model', content: assistantParts(message) },
-        usage,
-        stopReason,
-        model,
-        ...(responseId !== undefined && { responseId }),
-      };
-    },
   };
 }

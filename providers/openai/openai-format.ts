@@ -4,11 +4,8 @@ import { parseMessagesBody } from '../parse-body.ts';
 import { openaiErrorBody } from './openai-error.ts';
 import { classifyOpenaiRefusal } from './openai-refusal-classifier.ts';
 import { createOpenaiRequestView } from './request-view.ts';
-import {
-  createOpenaiStreamAccumulator,
-  normalizeOpenaiRequest,
-  normalizeOpenaiResponse,
-} from './normalize.ts';
+import { normalizeOpenaiRequest, normalizeOpenaiResponse } from './normalize.ts';
+import { createOpenaiStreamAccumulator } from './openai-stream-accumulator.ts';
 
 /**
  * The OpenAI Chat Completions wire format (also OpenAI-compatible servers).
