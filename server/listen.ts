@@ -46,7 +46,11 @@ export function listenGateway(gateway: Gateway, config: Readonly<Config>, logger
   server.listen(config.server.port, config.server.host);
   server.on('listening', () => {
     const addr = server.address();
-    const where = typeof addr === 'object' && addr ? `${addr.address}:${addr.port}` : String(addr);
+    // An IPv6 address goes in brackets, so the line's URL works as it stands.
+    const where =
+      typeof addr === 'object' && addr
+        ? `${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`
+        : String(addr);
     logger.info(
       {
         address: where,

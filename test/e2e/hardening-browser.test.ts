@@ -282,4 +282,25 @@ describe('config checks and start-up log', () => {
     assert.match(logs.text, /open gateway \(no teams\) listening on 0\.0\.0\.0/);
     assert.match(logs.text, /"level":40/, 'a warning');
   });
+
+  test('on an IPv6 address the start-up line gives a URL that works: the address in brackets', async (t) => {
+    const logs = new Captured();
+    const logger = createLogger('info', logs);
+    const config = parseConfig({ dataDir: tempDir('oda-v6-'), server: { host: '::1', port: 0 } });
+    const gateway = createApp(config, { logger });
+    const server = listenGateway(gateway, config, logger);
+    const listening = await new Promise<boolean>((resolve) => {
+      server.once('listening', () => setImmediate(() => resolve(true)));
+      server.once('error', () => resolve(false));
+    });
+    try {
+      if (!listening) return t.skip('no IPv6 loopback on this machine');
+      const url = /listening on (\S+)"/.exec(logs.text)?.[1];
+      assert.match(url ?? '', /^http:\/\/\[::1\]:\d+$/);
+      assert.equal((await fetch(`${url}/healthz`)).status, 200);
+    } finally {
+      server.close();
+      await gateway.close();
+    }
+  });
 });
