@@ -1,3 +1,4 @@
+import { peekAnthropicStreamStart } from './anthropic-stream-start.ts';
 import type { FormatAdapter } from '../provider.ts';
 import { conversationMessageCount, messagesList, positiveInt } from '../wire-messages.ts';
 import { parseMessagesBody } from '../parse-body.ts';
@@ -23,6 +24,7 @@ export const anthropicFormat: FormatAdapter = {
   normalizeRequest: normalizeAnthropicRequest,
   normalizeResponse: normalizeAnthropicResponse,
   createStreamAccumulator: createAnthropicStreamAccumulator,
+  peekStreamStart: peekAnthropicStreamStart,
   classifyRefusal: classifyAnthropicRefusal,
   errorBody: anthropicErrorBody,
   authHeaders: (apiKey) => ({ 'x-api-key': apiKey }),

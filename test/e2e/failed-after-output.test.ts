@@ -177,4 +177,56 @@ describe('an answer the provider fails after its output started is logged as fai
       [[false, 'Overloaded']],
     );
   });
+
+  test('Anthropic: an error event before any content is a refused answer: retried, the client never sees it', async () => {
+    const chat = 'anthropic-error-before-output';
+    const overloaded = { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } };
+    const [messageStart] = anthropicStream('claude-test', ['Hel']);
+    gw.fake.script(
+      {
+        sse: [
+          messageStart!,
+          { event: 'ping', data: '{"type":"ping"}' },
+          { event: 'error', data: JSON.stringify(overloaded) },
+        ],
+      },
+      { sse: anthropicStream('claude-test', ['Hel', 'lo']) },
+    );
+    const sent = gw.fake.requests.length;
+    const res = await post(gw, '/v1/messages', chat, {
+      model: 'claude-test',
+      max_tokens: 10,
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('x-oda-attempts'), '2');
+    const text = await res.text();
+    assert.ok(!text.includes('overloaded_error'), 'the client never saw the refused attempt');
+    assert.equal(text.split('event: message_start').length, 2, 'one message_start');
+    assert.equal(gw.fake.requests.length - sent, 2);
+    const responses = (await getEvents(gw.url, chat)).filter(
+      (e) => e.type === 'response',
+    ) as unknown as LoggedResponse[];
+    assert.deepEqual(
+      responses.map((r) => r.ok),
+      [true],
+    );
+
+    // Every attempt refused so: the client gets the error the stream stood for, as an HTTP 529, with
+    // nothing telling it to stop retrying (it backs off longer than the gateway holds a request).
+    const refused = () => ({
+      sse: [messageStart!, { event: 'error', data: JSON.stringify(overloaded) }],
+    });
+    gw.fake.script(refused(), refused(), refused());
+    const failed = await post(gw, '/v1/messages', `${chat}-2`, {
+      model: 'claude-test',
+      max_tokens: 10,
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    assert.equal(failed.status, 529);
+    assert.equal(failed.headers.get('x-should-retry'), null);
+    assert.deepEqual(await failed.json(), overloaded);
+  });
 });
