@@ -62,6 +62,12 @@ export function listenGateway(gateway: Gateway, config: Readonly<Config>, logger
       },
       `oda-gateway listening on http://${where}`,
     );
+    if (config.providers.length === 0) {
+      logger.warn(
+        'no providers configured (providers: []): every model call will be refused; list providers in the ' +
+          'config file, or leave providers out to take them from the environment',
+      );
+    }
     if (openBeyondLoopback(config)) {
       logger.warn(
         { host: config.server.host },

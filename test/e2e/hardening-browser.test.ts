@@ -280,7 +280,20 @@ describe('config checks and start-up log', () => {
     assert.match(logs.text, /"baseUrl":"https:\/\/api\.example\.com:8443\/v1\/"/);
     assert.ok(!logs.text.includes('sk-secret-value-123'));
     assert.match(logs.text, /open gateway \(no teams\) listening on 0\.0\.0\.0/);
+    assert.ok(!logs.text.includes('no providers configured'), 'a provider is configured');
     assert.match(logs.text, /"level":40/, 'a warning');
+  });
+
+  test('a config that lists no providers is warned about at start', async () => {
+    const logs = new Captured();
+    const logger = createLogger('info', logs);
+    const config = parseConfig({ dataDir: tempDir('oda-none-'), server: { port: 0 }, providers: [] });
+    const gateway = createApp(config, { logger });
+    const server = listenGateway(gateway, config, logger);
+    await new Promise<void>((resolve) => server.once('listening', () => setImmediate(resolve)));
+    server.close();
+    await gateway.close();
+    assert.match(logs.text, /"level":40,.*no providers configured \(providers: \[\]\)/);
   });
 
   test('on an IPv6 address the start-up line gives a URL that works: the address in brackets', async (t) => {
