@@ -59,7 +59,7 @@ test('nothing to take out (the client set the key): the refusal is the answer, a
   assert.equal(result.attempts, 1);
   assert.equal(result.bodyText, REFUSAL);
   assert.deepEqual(result.refusal, { kind: 'cache-key-refused' });
-  assert.equal(result.retriesExhausted, false);
+  assert.equal(result.gaveUp, undefined);
   assert.deepEqual(sent, [400]);
   assert.deepEqual(repaired, []);
 });

@@ -9,7 +9,7 @@
  */
 import type { Refusal } from '../providers/provider.ts';
 import { UpstreamError, type UpstreamResponse } from '../providers/upstream-client.ts';
-import { retryDelayMs } from './backoff.ts';
+import { askedDelayMs, backoffDelayMs } from './backoff.ts';
 
 export interface RepairHooks {
   /** Sets images aside for an image-limit refusal; true when the request changed and should go again. */
@@ -39,6 +39,14 @@ export interface RepairLoopOptions {
   onRepair?(kind: RepairKind): void;
 }
 
+/**
+ * Why the loop stopped retrying a failure a retry might change: the budget ran out, or the
+ * provider asked for a longer wait than `retries.maxDelayMs` (the gateway does not hold a request
+ * that long; SPEC section 3).
+ */
+export type GaveUp =
+  { reason: 'retries-exhausted' } | { reason: 'retry-delay-too-long'; askedDelayMs: number };
+
 export type RepairLoopResult =
   | { ok: true; res: UpstreamResponse; attempts: number; retries: number }
   | {
@@ -49,8 +57,8 @@ export type RepairLoopResult =
       refusal: Refusal;
       attempts: number;
       retries: number;
-      /** True when the last failure was transient and the retry budget ran out. */
-      retriesExhausted: boolean;
+      /** Set when the last failure was one a retry might change and the loop stopped retrying it. */
+      gaveUp?: GaveUp;
     };
 
 function header(res: UpstreamResponse, name: string): string | undefined {
@@ -74,7 +82,7 @@ export async function runRepairLoop(opts: RepairLoopOptions): Promise<RepairLoop
       const err = e instanceof UpstreamError ? e : undefined;
       // An abort (client gone) or a timeout waiting for the answer is not retried.
       if (err && (err.code === 'connect' || err.code === 'reset') && retries < opts.retries.maxRetries) {
-        const delay = retryDelayMs(retries, {}, { ...opts.retries, now: opts.now(), random: opts.random });
+        const delay = backoffDelayMs(retries, { ...opts.retries, random: opts.random });
         retries++;
         opts.onRetry?.(`connection:${err.code}`, delay);
         await opts.sleep(delay);
@@ -105,17 +113,25 @@ export async function runRepairLoop(opts: RepairLoopOptions): Promise<RepairLoop
     }
     const shouldRetry = header(res, 'x-should-retry');
     const retryable = shouldRetry === 'true' || (shouldRetry !== 'false' && refusal.kind === 'transient');
-    if (retryable && retries < opts.retries.maxRetries) {
-      const delay = retryDelayMs(retries, res.headers, {
-        ...opts.retries,
-        now: opts.now(),
-        random: opts.random,
-      });
-      retries++;
-      opts.onRetry?.(`status:${res.status}`, delay);
-      await opts.sleep(delay);
-      continue;
+    if (!retryable) return { ok: false, res, bodyText, refusal, attempts, retries };
+    if (retries >= opts.retries.maxRetries)
+      return {
+        ok: false,
+        res,
+        bodyText,
+        refusal,
+        attempts,
+        retries,
+        gaveUp: { reason: 'retries-exhausted' },
+      };
+    const asked = askedDelayMs(res.headers, opts.now());
+    if (asked !== undefined && asked > opts.retries.maxDelayMs) {
+      const gaveUp: GaveUp = { reason: 'retry-delay-too-long', askedDelayMs: asked };
+      return { ok: false, res, bodyText, refusal, attempts, retries, gaveUp };
     }
-    return { ok: false, res, bodyText, refusal, attempts, retries, retriesExhausted: retryable };
+    const delay = asked ?? backoffDelayMs(retries, { ...opts.retries, random: opts.random });
+    retries++;
+    opts.onRetry?.(`status:${res.status}`, delay);
+    await opts.sleep(delay);
   }
 }

@@ -180,13 +180,14 @@ function safeResult(fn: () => NormalizedResponse): NormalizedResponse | undefine
 
 /**
  * Returns a final refusal as the provider sent it, retry headers included. A transient failure the
- * gateway gave up on (overloaded, rate limited, 5xx) leaves the decision to the client, whose own
- * backoff is longer than a gateway should hold a request; only an answer a retry cannot change says
+ * gateway gave up on (overloaded, rate limited, 5xx; its retries spent, or a longer wait asked for
+ * than `retries.maxDelayMs`) leaves the decision to the client, whose own backoff is longer than a
+ * gateway should hold a request; only an answer a retry cannot change says
  * `x-should-retry: false` (SPEC section 3).
  */
 export function deliverFailure(res: Response, result: Extract<RepairLoopResult, { ok: false }>): void {
   copyHeaders(res, result.res.headers);
-  if (result.refusal.kind !== 'transient' && !result.retriesExhausted)
+  if (result.refusal.kind !== 'transient' && result.gaveUp === undefined)
     res.setHeader('x-should-retry', 'false');
   res.status(result.res.status).end(result.bodyText);
 }

@@ -32,6 +32,12 @@ export class Metrics {
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
+  readonly retriesGivenUp = new Counter({
+    name: 'oda_upstream_retries_given_up_total',
+    help: 'Retryable provider failures passed back without a further retry, by reason: retries-exhausted (the budget is spent) or retry-delay-too-long (the provider asked for a longer wait than retries.maxDelayMs)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   readonly repairs = new Counter({
     name: 'oda_repair_rounds_total',
     help: 'Repair rounds (image set-aside, overflow trimming, a refused prompt-cache key taken out), by kind',

@@ -29,9 +29,18 @@ export async function respond(
   reportEffects(app, res, ctx, result.attempts);
   if (!result.ok) {
     call.log.info(
-      { status: result.res.status, attempts: result.attempts, retries: result.retries },
+      {
+        status: result.res.status,
+        attempts: result.attempts,
+        retries: result.retries,
+        ...(result.gaveUp ? { gaveUp: result.gaveUp.reason } : {}),
+        ...(result.gaveUp?.reason === 'retry-delay-too-long'
+          ? { askedDelayMs: result.gaveUp.askedDelayMs, maxDelayMs: app.config.retries.maxDelayMs }
+          : {}),
+      },
       'provider refused',
     );
+    if (result.gaveUp) app.metrics.retriesGivenUp.inc({ reason: result.gaveUp.reason });
     await recordSafely(app, call, ctx, binding, {
       status: result.res.status,
       ok: false,

@@ -76,7 +76,7 @@ describe('OpenAI Chat Completions through the gateway (official SDK)', () => {
 
   test('transient failures are retried with backoff, honouring retry-after-ms', async () => {
     gw.fake.script(
-      { status: 500, json: bodies.openaiServerError(), headers: { 'retry-after-ms': '7' } },
+      { status: 500, json: bodies.openaiServerError(), headers: { 'retry-after-ms': '3' } },
       {
         status: 429,
         json: {
@@ -96,7 +96,7 @@ describe('OpenAI Chat Completions through the gateway (official SDK)', () => {
     });
     assert.equal(answer.choices[0]!.message.content, 'Hello from the fake provider.');
     assert.equal(gw.fake.requestsTo('/v1/chat/completions').length, 3);
-    assert.deepEqual(gw.sleeps, [7, 2]);
+    assert.deepEqual(gw.sleeps, [3, 2]);
   });
 
   test('when retries run out the last refusal comes back with its retry headers, not told to stop', async () => {
