@@ -1,6 +1,8 @@
 /**
  * Sends requests to providers through one pooled keep-alive undici Agent. Responses come back with
- * their body as a stream: nothing here buffers a whole answer.
+ * their body as a stream: nothing here buffers a whole answer. A body the gateway does read whole
+ * (an error body; a JSON answer its reader takes with `text()`) is read against a cap, past which
+ * the gateway stops reading, closes the provider's connection and fails the call.
  */
 import { Agent, request, errors as undiciErrors } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -19,10 +21,25 @@ export interface UpstreamResponse {
   body: Readable & { text(): Promise<string> };
 }
 
-/** Why an upstream call failed before a status arrived; stable codes for the repair loop. */
+/**
+ * Most bytes of a provider's error body (an answer that is not a 2xx) the gateway reads: real ones
+ * are a few hundred bytes of JSON or an HTML error page. Past it the call fails (a 502).
+ */
+export const MAX_ERROR_BODY_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Most bytes of a 2xx answer that is not an event stream which is read whole (`text()`: a
+ * non-streamed model call's answer, logged before it is sent; a token count). Generous: a
+ * completion's JSON is far smaller, and answers passed on as they arrive (embeddings, stored
+ * responses) are not read whole and have no cap.
+ */
+export const MAX_WHOLE_ANSWER_BYTES = 64 * 1024 * 1024;
+
+/** Why an upstream call failed; stable codes for the repair loop. */
 export class UpstreamError extends Error {
   constructor(
-    readonly code: 'connect' | 'timeout' | 'reset' | 'aborted' | 'redirect',
+    /** `too-large`: a body the gateway reads whole was longer than its cap (the connection is closed). */
+    readonly code: 'connect' | 'timeout' | 'reset' | 'aborted' | 'redirect' | 'too-large',
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -36,6 +53,36 @@ export interface UpstreamClientOptions {
   connections?: number;
   /** The configured provider keys, masked in every answer's headers and body before anyone reads them. */
   secrets?: readonly (string | undefined)[];
+}
+
+/**
+ * Reads `body` whole as UTF-8 (its chunks as `chunks` yields them: the provider's own bytes), at
+ * most `limit` bytes: past it (or when `content-length` already says more) it stops, destroys the
+ * body, which closes the provider's connection, and throws a `too-large` UpstreamError saying
+ * `what` exceeded the limit.
+ */
+async function readCapped(
+  body: Readable,
+  chunks: () => AsyncIterator<unknown>,
+  headers: IncomingHttpHeaders,
+  limit: number,
+  what: string,
+): Promise<string> {
+  const tooLarge = () => {
+    body.destroy();
+    return new UpstreamError('too-large', `${what} exceeded ${limit} bytes`);
+  };
+  const declared = Number(headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge();
+  const read: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of { [Symbol.asyncIterator]: chunks }) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+    bytes += buf.length;
+    if (bytes > limit) throw tooLarge();
+    read.push(buf);
+  }
+  return Buffer.concat(read, bytes).toString('utf8');
 }
 
 /** A body already read whole, as a stream that also answers `text()`. */
@@ -69,9 +116,11 @@ export class UpstreamClient {
    * POSTs (or GETs, or DELETEs) `body` to `url`; throws UpstreamError for connection failures, timeouts and
    * redirects (a provider answer never sends the client elsewhere: the route answers 502). Header
    * values come back with the provider keys masked. The body of an answer that is not a 2xx is read
-   * here and given back with the provider keys masked; a 2xx body is masked as it streams (an error
-   * may come inside a 200 stream), so every reader (the client, the stream's first-event check, the
-   * chat log) sees only the masked bytes.
+   * here (at most MAX_ERROR_BODY_BYTES, else a `too-large` UpstreamError) and given back with the
+   * provider keys masked; a 2xx body is masked as it streams (an error may come inside a 200
+   * stream), so every reader (the client, the stream's first-event check, the chat log) sees only
+   * the masked bytes, and a 2xx JSON answer read whole (`text()`) is read against
+   * MAX_WHOLE_ANSWER_BYTES.
    */
   async send(opts: {
     url: string;
@@ -100,14 +149,25 @@ export class UpstreamClient {
       }
       if (res.statusCode >= 200 && res.statusCode < 300) {
         const stream = String(headers['content-type'] ?? '').includes('text/event-stream');
-        return {
-          status: res.statusCode,
-          headers,
-          body: stream ? this.masked(res.body) : this.maskedWhole(res.body),
-        };
+        const raw = res.body as unknown as UpstreamResponse['body'];
+        // The provider's bytes as they come, before `masked` makes iteration yield masked chunks.
+        const chunks = raw[Symbol.asyncIterator].bind(raw);
+        const body = this.masked(raw);
+        if (!stream) {
+          // Its readers take a JSON answer whole: masked as one string, read against the cap.
+          const what = `the provider's answer (HTTP ${res.statusCode}) read whole`;
+          body.text = () => readCapped(raw, chunks, headers, MAX_WHOLE_ANSWER_BYTES, what).then(this.mask);
+        }
+        return { status: res.statusCode, headers, body };
       }
-      const text = this.mask(await res.body.text());
-      return { status: res.statusCode, headers, body: bodyOfText(text) };
+      const text = await readCapped(
+        res.body,
+        res.body[Symbol.asyncIterator].bind(res.body),
+        headers,
+        MAX_ERROR_BODY_BYTES,
+        `the provider's error body (HTTP ${res.statusCode})`,
+      );
+      return { status: res.statusCode, headers, body: bodyOfText(this.mask(text)) };
     } catch (e) {
       throw toUpstreamError(e);
     }
@@ -127,11 +187,12 @@ export class UpstreamClient {
   }
 
   /**
-   * An event stream with the provider keys masked as its chunks are read, with no stream stage in
+   * A 2xx body with the provider keys masked as its chunks are read, with no stream stage in
    * between (a transform per answer cost more than the rest of the stream's handling): iterating
    * the body (`for await`, its iterator) yields masked chunks, and stopping early releases the
-   * provider's stream. It is read by iteration only: `pipe` would hand the provider's bytes on as
-   * they came, so it throws.
+   * provider's stream; `text()` masks the whole text as one string (a JSON answer's readers take
+   * it whole). It is read by iteration only: `pipe` would hand the provider's bytes on as they
+   * came, so it throws.
    */
   private masked(body: UpstreamResponse['body']): UpstreamResponse['body'] {
     if (!this.chunkMasker) return body;
@@ -153,28 +214,6 @@ export class UpstreamClient {
         throw new Error('a masked provider stream is read by iterating it, not piped');
       },
     }) as UpstreamResponse['body'];
-  }
-
-  /**
-   * A body that is not an event stream (a JSON answer) with the keys masked. Its readers take it
-   * whole (`text()`), so it is masked as one string with no stream stage in between (a transform
-   * per answer cost more than the rest of the masking); a reader that streams it gets the same
-   * masked text, and releases the provider's body when it stops early.
-   */
-  private maskedWhole(body: UpstreamResponse['body']): UpstreamResponse['body'] {
-    if (!this.chunkMasker) return body;
-    const mask = this.mask;
-    let whole: Promise<string> | undefined;
-    const text = () => (whole ??= body.text().then(mask));
-    const out = Readable.from(
-      (async function* () {
-        yield Buffer.from(await text(), 'utf8');
-      })(),
-    );
-    out.on('close', () => {
-      if (!body.destroyed) body.destroy();
-    });
-    return Object.assign(out, { text });
   }
 
   async close(): Promise<void> {

@@ -68,7 +68,11 @@ export interface DeliveryOutcome {
   /** False when the stream ended early (client gone, upstream reset or idle timeout). */
   complete: boolean;
   response: NormalizedResponse | undefined;
-  /** The provider's own word inside the stream that the answer failed (its message), if it said so. */
+  /**
+   * Why the answer failed, when that is known: the provider's own word inside the stream (its
+   * message), or the upstream error that cut a JSON answer short (one longer than the gateway reads
+   * whole).
+   */
   failure?: string;
 }
 
@@ -153,9 +157,16 @@ export async function deliverSuccess(
   try {
     text = await upstream.body.text();
   } catch (err) {
-    // The provider's answer broke off (reset, idle timeout, client gone) before it was whole.
-    await beforeEnd({ streamed: false, complete: false, response: undefined });
-    throw toUpstreamError(err);
+    // The provider's answer broke off (reset, idle timeout, client gone) before it was whole, or
+    // was longer than the gateway reads whole.
+    const e = toUpstreamError(err);
+    await beforeEnd({
+      streamed: false,
+      complete: false,
+      response: undefined,
+      ...(e.code === 'too-large' ? { failure: e.message } : {}),
+    });
+    throw e;
   }
   let response: NormalizedResponse | undefined;
   try {

@@ -3,11 +3,18 @@ import type { UpstreamError } from '../providers/upstream-client.ts';
 
 /**
  * The gateway's answer when the provider could not be reached or broke off: 504 on a timeout, else
- * 502. Not retried by the gateway past its budget, but a retry may well succeed, so the client is
- * not told to stop (SPEC section 3).
+ * 502 (also for a body longer than the gateway reads whole). Not retried by the gateway past its
+ * budget, but a retry may well succeed, so the client is not told to stop (SPEC section 3).
  */
 export function upstreamFailure(err: UpstreamError, providerName: string): OdaError {
   const opts = { cause: err };
+  if (err.code === 'too-large')
+    return new OdaError(
+      'ODA_ERR_UPSTREAM_TOO_LARGE',
+      502,
+      `provider "${providerName}" answered more than the gateway reads: ${err.message}`,
+      opts,
+    );
   return err.code === 'timeout'
     ? new OdaError(
         'ODA_ERR_UPSTREAM_TIMEOUT',
