@@ -90,17 +90,30 @@ function bodyOfText(text: string): UpstreamResponse['body'] {
   return Object.assign(Readable.from([Buffer.from(text, 'utf8')]), { text: async () => text });
 }
 
+/** Request headers that carry a credential, and how to read the secret out of each. */
+const CREDENTIAL_HEADERS: ReadonlyArray<[string, (value: string) => string]> = [
+  ['authorization', (v) => v.replace(/^\s*bearer\s+/i, '').trim()],
+  ['x-api-key', (v) => v.trim()],
+  ['api-key', (v) => v.trim()],
+];
+
+/** How one answer is masked: as text, and chunk by chunk. */
+interface Maskers {
+  mask: (text: string) => string;
+  chunkMasker: (() => ChunkMasker) | undefined;
+}
+
 export class UpstreamClient {
   private readonly agent: Agent;
-  private readonly mask: (text: string) => string;
-  private readonly chunkMasker: (() => ChunkMasker) | undefined;
+  private readonly secrets: readonly (string | undefined)[];
+  private readonly maskers: Maskers;
 
   constructor(
     private readonly timeouts: UpstreamTimeouts,
     opts: UpstreamClientOptions = {},
   ) {
-    this.mask = secretMasker(opts.secrets ?? []);
-    this.chunkMasker = secretChunkMasker(opts.secrets ?? []);
+    this.secrets = opts.secrets ?? [];
+    this.maskers = { mask: secretMasker(this.secrets), chunkMasker: secretChunkMasker(this.secrets) };
     this.agent = new Agent({
       connect: { timeout: timeouts.connectMs },
       keepAliveTimeout: 30_000,
@@ -129,6 +142,7 @@ export class UpstreamClient {
     body?: Buffer | string;
     signal?: AbortSignal;
   }): Promise<UpstreamResponse> {
+    const maskers = this.maskersFor(opts.headers);
     try {
       const res = await request(opts.url, {
         dispatcher: this.agent,
@@ -139,7 +153,7 @@ export class UpstreamClient {
         headersTimeout: this.timeouts.firstByteMs,
         bodyTimeout: this.timeouts.idleMs,
       });
-      const headers = this.maskedHeaders(res.headers as IncomingHttpHeaders);
+      const headers = maskedHeaders(res.headers as IncomingHttpHeaders, maskers.mask);
       if (res.statusCode >= 300 && res.statusCode < 400) {
         await res.body.dump().catch(() => undefined);
         throw new UpstreamError(
@@ -152,11 +166,11 @@ export class UpstreamClient {
         const raw = res.body as unknown as UpstreamResponse['body'];
         // The provider's bytes as they come, before `masked` makes iteration yield masked chunks.
         const chunks = raw[Symbol.asyncIterator].bind(raw);
-        const body = this.masked(raw);
+        const body = masked(raw, maskers);
         if (!stream) {
           // Its readers take a JSON answer whole: masked as one string, read against the cap.
           const what = `the provider's answer (HTTP ${res.statusCode}) read whole`;
-          body.text = () => readCapped(raw, chunks, headers, MAX_WHOLE_ANSWER_BYTES, what).then(this.mask);
+          body.text = () => readCapped(raw, chunks, headers, MAX_WHOLE_ANSWER_BYTES, what).then(maskers.mask);
         }
         return { status: res.statusCode, headers, body };
       }
@@ -167,58 +181,75 @@ export class UpstreamClient {
         MAX_ERROR_BODY_BYTES,
         `the provider's error body (HTTP ${res.statusCode})`,
       );
-      return { status: res.statusCode, headers, body: bodyOfText(this.mask(text)) };
+      return { status: res.statusCode, headers, body: bodyOfText(maskers.mask(text)) };
     } catch (e) {
       throw toUpstreamError(e);
     }
   }
 
-  /** `headers` with the provider keys masked in their values (the same object when none holds one). */
-  private maskedHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
-    let out: IncomingHttpHeaders | undefined;
-    for (const [name, value] of Object.entries(headers)) {
-      if (value === undefined) continue;
-      const text = Array.isArray(value) ? value.join('\n') : value;
-      if (this.mask(text) === text) continue;
-      out ??= { ...headers };
-      out[name] = Array.isArray(value) ? value.map(this.mask) : this.mask(text);
-    }
-    return out ?? headers;
-  }
-
   /**
-   * A 2xx body with the provider keys masked as its chunks are read, with no stream stage in
-   * between (a transform per answer cost more than the rest of the stream's handling): iterating
-   * the body (`for await`, its iterator) yields masked chunks, and stopping early releases the
-   * provider's stream; `text()` masks the whole text as one string (a JSON answer's readers take
-   * it whole). It is read by iteration only: `pipe` would hand the provider's bytes on as they
-   * came, so it throws.
+   * The maskers of one call: the configured provider keys, and also the credential the client
+   * sent when it goes upstream as is (a provider without a configured key takes the client's own):
+   * a provider's error body echoing it must not reach the chat log, which others may read.
    */
-  private masked(body: UpstreamResponse['body']): UpstreamResponse['body'] {
-    if (!this.chunkMasker) return body;
-    const masker = this.chunkMasker();
-    const chunks = body[Symbol.asyncIterator].bind(body);
-    const text = body.text.bind(body);
-    const mask = this.mask;
-    return Object.assign(body, {
-      async *[Symbol.asyncIterator]() {
-        for await (const chunk of { [Symbol.asyncIterator]: chunks }) {
-          const out = masker.push(chunk as Uint8Array);
-          if (out) yield out;
-        }
-        const rest = masker.end();
-        if (rest) yield rest;
-      },
-      text: async () => mask(await text()),
-      pipe(): never {
-        throw new Error('a masked provider stream is read by iterating it, not piped');
-      },
-    }) as UpstreamResponse['body'];
+  private maskersFor(headers: Record<string, string>): Maskers {
+    let extra: string[] | undefined;
+    for (const [name, read] of CREDENTIAL_HEADERS) {
+      const value = headers[name];
+      if (value === undefined) continue;
+      const secret = read(value);
+      if (!this.secrets.includes(secret)) (extra ??= []).push(secret);
+    }
+    if (!extra) return this.maskers;
+    const all = [...this.secrets, ...extra];
+    return { mask: secretMasker(all), chunkMasker: secretChunkMasker(all) };
   }
 
   async close(): Promise<void> {
     await this.agent.close();
   }
+}
+
+/** `headers` with the secrets masked in their values (the same object when none holds one). */
+function maskedHeaders(headers: IncomingHttpHeaders, mask: (text: string) => string): IncomingHttpHeaders {
+  let out: IncomingHttpHeaders | undefined;
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    const text = Array.isArray(value) ? value.join('\n') : value;
+    if (mask(text) === text) continue;
+    out ??= { ...headers };
+    out[name] = Array.isArray(value) ? value.map(mask) : mask(text);
+  }
+  return out ?? headers;
+}
+
+/**
+ * A 2xx body with the secrets masked as its chunks are read, with no stream stage in between (a
+ * transform per answer cost more than the rest of the stream's handling): iterating the body
+ * (`for await`, its iterator) yields masked chunks, and stopping early releases the provider's
+ * stream; `text()` masks the whole text as one string (a JSON answer's readers take it whole). It
+ * is read by iteration only: `pipe` would hand the provider's bytes on as they came, so it throws.
+ */
+function masked(body: UpstreamResponse['body'], maskers: Maskers): UpstreamResponse['body'] {
+  if (!maskers.chunkMasker) return body;
+  const masker = maskers.chunkMasker();
+  const chunks = body[Symbol.asyncIterator].bind(body);
+  const text = body.text.bind(body);
+  const mask = maskers.mask;
+  return Object.assign(body, {
+    async *[Symbol.asyncIterator]() {
+      for await (const chunk of { [Symbol.asyncIterator]: chunks }) {
+        const out = masker.push(chunk as Uint8Array);
+        if (out) yield out;
+      }
+      const rest = masker.end();
+      if (rest) yield rest;
+    },
+    text: async () => mask(await text()),
+    pipe(): never {
+      throw new Error('a masked provider stream is read by iterating it, not piped');
+    },
+  }) as UpstreamResponse['body'];
 }
 
 /** Maps undici and socket errors to UpstreamError codes. */
