@@ -6,7 +6,8 @@
  */
 import { Agent, request, errors as undiciErrors } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
-import { Readable } from 'node:stream';
+import { Readable, type Transform } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { secretChunkMasker, secretMasker, type ChunkMasker } from '../lib/mask-secrets.ts';
 
 export interface UpstreamTimeouts {
@@ -39,7 +40,7 @@ export const MAX_WHOLE_ANSWER_BYTES = 64 * 1024 * 1024;
 export class UpstreamError extends Error {
   constructor(
     /** `too-large`: a body the gateway reads whole was longer than its cap (the connection is closed). */
-    readonly code: 'connect' | 'timeout' | 'reset' | 'aborted' | 'redirect' | 'too-large',
+    readonly code: 'connect' | 'timeout' | 'reset' | 'aborted' | 'redirect' | 'too-large' | 'encoding',
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -83,6 +84,54 @@ async function readCapped(
     read.push(buf);
   }
   return Buffer.concat(read, bytes).toString('utf8');
+}
+
+/** Decoders for the content codings a provider may use although the gateway asked for none. */
+const DECODERS: Record<string, () => Transform> = {
+  gzip: () => createGunzip(),
+  'x-gzip': () => createGunzip(),
+  deflate: () => createInflate(),
+  br: () => createBrotliDecompress(),
+};
+
+/**
+ * `body` decoded from the content coding its headers name (gzip, deflate, br), with headers that no
+ * longer name a coding or a length (the decoded length is not known); as it is when it names none.
+ * A coding the gateway cannot decode (zstd, or several) is a failed call (`encoding`), never bytes
+ * passed on under a content type they are not.
+ */
+function decodedBody(
+  body: UpstreamResponse['body'],
+  headers: IncomingHttpHeaders,
+): { body: UpstreamResponse['body']; headers: IncomingHttpHeaders } {
+  const coding = String(headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
+  if (coding === '' || coding === 'identity') return { body, headers };
+  const decoder = DECODERS[coding];
+  if (!decoder) {
+    // Dropped unread: the provider's connection closes (undici reports that as an error, which
+    // nobody is left to hear).
+    body.on('error', () => undefined);
+    body.destroy();
+    throw new UpstreamError(
+      'encoding',
+      `the provider answered with content-encoding "${coding.slice(0, 40)}", which the gateway cannot decode (it asks for identity)`,
+    );
+  }
+  const { 'content-encoding': _coding, 'content-length': _length, ...rest } = headers;
+  const decoded = body.pipe(decoder());
+  // The provider's stream is released when the decoded one is (a client gone, a cap reached).
+  decoded.on('close', () => {
+    if (!body.destroyed) body.destroy();
+  });
+  body.on('error', (err) => decoded.destroy(err));
+  const text = async (): Promise<string> => {
+    const chunks: Buffer[] = [];
+    for await (const c of decoded) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  };
+  return { body: Object.assign(decoded, { text }) as UpstreamResponse['body'], headers: rest };
 }
 
 /** A body already read whole, as a stream that also answers `text()`. */
@@ -161,27 +210,31 @@ export class UpstreamClient {
           `the provider answered ${res.statusCode} (a redirect), which the gateway does not follow`,
         );
       }
+      // The gateway asks for `identity`; a provider (or a proxy before it) that compresses anyway
+      // is decoded here, so every reader sees the answer's own bytes.
+      const decoded = decodedBody(res.body as unknown as UpstreamResponse['body'], headers);
       if (res.statusCode >= 200 && res.statusCode < 300) {
-        const stream = String(headers['content-type'] ?? '').includes('text/event-stream');
-        const raw = res.body as unknown as UpstreamResponse['body'];
+        const stream = String(decoded.headers['content-type'] ?? '').includes('text/event-stream');
+        const raw = decoded.body;
         // The provider's bytes as they come, before `masked` makes iteration yield masked chunks.
         const chunks = raw[Symbol.asyncIterator].bind(raw);
         const body = masked(raw, maskers);
         if (!stream) {
           // Its readers take a JSON answer whole: masked as one string, read against the cap.
           const what = `the provider's answer (HTTP ${res.statusCode}) read whole`;
-          body.text = () => readCapped(raw, chunks, headers, MAX_WHOLE_ANSWER_BYTES, what).then(maskers.mask);
+          body.text = () =>
+            readCapped(raw, chunks, decoded.headers, MAX_WHOLE_ANSWER_BYTES, what).then(maskers.mask);
         }
-        return { status: res.statusCode, headers, body };
+        return { status: res.statusCode, headers: decoded.headers, body };
       }
       const text = await readCapped(
-        res.body,
-        res.body[Symbol.asyncIterator].bind(res.body),
-        headers,
+        decoded.body,
+        decoded.body[Symbol.asyncIterator].bind(decoded.body),
+        decoded.headers,
         MAX_ERROR_BODY_BYTES,
         `the provider's error body (HTTP ${res.statusCode})`,
       );
-      return { status: res.statusCode, headers, body: bodyOfText(maskers.mask(text)) };
+      return { status: res.statusCode, headers: decoded.headers, body: bodyOfText(maskers.mask(text)) };
     } catch (e) {
       throw toUpstreamError(e);
     }

@@ -15,6 +15,13 @@ export function upstreamFailure(err: UpstreamError, providerName: string): OdaEr
       `provider "${providerName}" answered more than the gateway reads: ${err.message}`,
       opts,
     );
+  if (err.code === 'encoding')
+    return new OdaError(
+      'ODA_ERR_UPSTREAM_UNREACHABLE',
+      502,
+      `provider "${providerName}" answered in a form the gateway cannot read: ${err.message}`,
+      opts,
+    );
   return err.code === 'timeout'
     ? new OdaError(
         'ODA_ERR_UPSTREAM_TIMEOUT',
