@@ -67,13 +67,17 @@ function route() {
 }
 
 /**
+ * Shows a session's conversation. Picking the one the address already names (after it failed to
+ * load) changes no hash, so it loads again here.
  * @param {string} session
  * @param {string} [chat]
  */
 function go(session, chat) {
   const params = new URLSearchParams({ session });
   if (chat && chat !== session) params.set('chat', chat);
-  location.hash = params.toString();
+  const hash = params.toString();
+  if (location.hash.slice(1) === hash) void showRoute().catch(showError);
+  else location.hash = hash;
 }
 
 /** @param {unknown} err */
@@ -105,6 +109,15 @@ function showWho() {
       'Sign out',
     ),
   );
+}
+
+/** A key the gateway refused (or none where it wants one): forget it and ask for one. */
+function keyRefused() {
+  const hadKey = storedKey() !== null;
+  storeKey(null);
+  showWho();
+  // The list and a session refused together ask once; a key that was refused says so.
+  if (hadKey || ui.keyPanel.hidden) askForKey(hadKey ? 'That key was refused.' : '');
 }
 
 function signOut() {
@@ -144,10 +157,7 @@ async function loadList(cursor) {
     return true;
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) {
-      const hadKey = storedKey() !== null;
-      storeKey(null);
-      showWho();
-      askForKey(hadKey ? 'That key was refused.' : '');
+      keyRefused();
       return false;
     }
     // A refused filter lists nothing rather than the page of the filters before it.
@@ -257,9 +267,15 @@ async function showRoute() {
   ui.sessionView.hidden = false;
   state.conversation?.close();
   state.conversation = undefined;
+  // The view closed follows nothing any more.
+  replace(ui.live);
+  ui.live.className = 'live';
+  /** Whether the summary, tree and title shown are this route's. */
+  let shown = false;
   try {
     const detail = await getJson(path`/v1/sessions/${session}`);
     if (turn !== state.route) return;
+    shown = true;
     replace(ui.summary, sessionSummary(detail));
     replace(ui.tree, el('h3', null, 'Conversations'), treeList(conversationTree(detail), session, target));
     ui.title.textContent =
@@ -275,13 +291,26 @@ async function showRoute() {
     await view.open(target === session ? detail : undefined);
   } catch (err) {
     if (turn !== state.route) return;
-    // A refused key: the list asks for another, and this session loads again once one is given.
+    if (err instanceof DOMException && err.name === 'AbortError') return;
+    // Nothing of the session shown before stays beside the error, and picking this one again
+    // loads it again.
+    state.conversation?.close();
+    state.conversation = undefined;
+    state.session = undefined;
+    state.chat = undefined;
+    replace(ui.live);
+    ui.live.className = 'live';
+    if (!shown) {
+      replace(ui.summary);
+      replace(ui.tree);
+      ui.title.textContent = '';
+    }
+    // A refused key asks for another; this session loads again once one is given.
     if (err instanceof ApiError && err.status === 401) {
-      state.session = undefined;
-      state.chat = undefined;
+      replace(ui.turnsList);
+      keyRefused();
       return;
     }
-    if (err instanceof DOMException && err.name === 'AbortError') return;
     replace(ui.turnsList, el('p', 'error', err instanceof Error ? err.message : String(err)));
   }
 }

@@ -352,6 +352,53 @@ describe('log viewer in a browser', { skip: noBrowser, timeout: 180_000 }, () =>
     await page.context().close();
   });
 
+  test('a session that fails to load leaves nothing of the one before; picking it again retries', async () => {
+    const { page, watch } = await open('#session=fix-ci-run');
+    await page.locator('#live', { hasText: 'Live' }).waitFor();
+    await page.locator('#session-summary dd', { hasText: 'fix-ci-run' }).first().waitFor();
+    await page.evaluate(() => {
+      location.hash = 'session=does-not-exist';
+    });
+    await page.locator('#turns-list .error').waitFor({ timeout: 5000 });
+    assert.equal(await page.locator('#session-summary').textContent(), '');
+    assert.equal(await page.locator('#conversation-tree').textContent(), '');
+    assert.equal(await page.locator('#conversation-title').textContent(), '');
+    assert.equal(await page.locator('#live').textContent(), '');
+    // A transient failure: the same session picked again loads.
+    let failures = 1;
+    await page.route(`${gw.url}/v1/sessions/tree-demo`, async (route) => {
+      if (failures-- > 0)
+        await route.fulfill({
+          status: 500,
+          contentType: 'application/json',
+          body: JSON.stringify({ error: { message: 'simulated failure', type: 'api_error' } }),
+        });
+      else await route.continue();
+    });
+    const pick = page.locator('#sessions-list button', {
+      has: page.locator('.session-id', { hasText: /^tree-demo$/ }),
+    });
+    await pick.click();
+    await page.locator('#turns-list .error', { hasText: 'simulated failure' }).waitFor({ timeout: 5000 });
+    assert.equal(await page.locator('#session-summary').textContent(), '');
+    await pick.click();
+    await page.locator('.msg', { hasText: 'first question' }).waitFor({ timeout: 5000 });
+    assert.equal(await page.locator('#turns-list .error').count(), 0);
+    // A refused key asks for one, as the list does.
+    await page.route(`${gw.url}/v1/sessions/login-review`, (route) =>
+      route.fulfill({
+        status: 401,
+        contentType: 'application/json',
+        body: JSON.stringify({ error: { message: 'key required', type: 'authentication_error' } }),
+      }),
+    );
+    await page.locator('#sessions-list button', { hasText: 'login-review' }).click();
+    await page.locator('#key-panel').waitFor({ timeout: 5000 });
+    assert.equal(await page.locator('#main').isVisible(), false);
+    assert.deepEqual(watch.errors, []);
+    await page.context().close();
+  });
+
   test('a document: its name, type and size, never its content printed', async () => {
     const doc = Buffer.from('%PDF-1.4\n% quarterly figures\n%%EOF\n');
     const data = doc.toString('base64');
