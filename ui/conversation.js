@@ -142,6 +142,7 @@ export class ConversationView {
    * @param {any} [known] the chat's `GET /v1/sessions/{id}` answer, when the caller has it already
    */
   async open(known) {
+    replace(this.top);
     replace(this.list, el('p', 'muted', 'Loading…'));
     const detail = known ?? (await getJson(path`/v1/sessions/${this.chatId}`, this.abort.signal));
     const count = (detail.snapshot?.position ?? -1) + 1;
@@ -161,11 +162,15 @@ export class ConversationView {
     this.thumbs.close();
   }
 
-  /** Loads earlier events while the top of the timeline is in view. */
-  async maybeLoadEarlier() {
+  /**
+   * Loads earlier events while the top of the timeline is in view (or, `retry`, once wherever it is).
+   * A page that fails to load leaves a message and a Retry button at the top.
+   */
+  async maybeLoadEarlier(retry = false) {
     if (this.loadingEarlier || this.start === 0 || this.abort.signal.aborted) return;
-    if (this.scroller.scrollTop > 400) return;
+    if (!retry && this.scroller.scrollTop > 400) return;
     this.loadingEarlier = true;
+    replace(this.top);
     try {
       const from = Math.max(0, this.start - PAGE);
       const before = this.scroller.scrollHeight - this.scroller.scrollTop;
@@ -173,6 +178,27 @@ export class ConversationView {
       this.start = from;
       // Keep what the reader looks at in place.
       this.scroller.scrollTop = this.scroller.scrollHeight - before;
+    } catch (err) {
+      if (this.abort.signal.aborted) return;
+      // The observer fires only when the top comes into view again: without a word and a way to try
+      // again, a failed page would look like the start of the conversation.
+      replace(
+        this.top,
+        el(
+          'p',
+          'error load-earlier-error',
+          `Could not load earlier events: ${err instanceof Error ? err.message : String(err)} `,
+          el(
+            'button',
+            {
+              attrs: { type: 'button', class: 'retry-earlier' },
+              on: { click: () => void this.maybeLoadEarlier(true) },
+            },
+            'Retry',
+          ),
+        ),
+      );
+      return;
     } finally {
       this.loadingEarlier = false;
     }

@@ -527,4 +527,34 @@ describe('log viewer in a browser', { skip: noBrowser, timeout: 180_000 }, () =>
     );
     await page.context().close();
   });
+
+  test('an earlier page that fails to load says so at the top, and Retry loads it', async () => {
+    const { page, watch } = await open('#session=long-run');
+    await page.locator('.msg', { hasText: 'question 1999' }).waitFor();
+    let failures = 1;
+    await page.route(`**/v1/sessions/long-run/events?offset=${bigCount - 600}&*`, async (route) => {
+      if (failures-- > 0)
+        await route.fulfill({
+          status: 500,
+          contentType: 'application/json',
+          body: JSON.stringify({ error: { message: 'simulated read failure', type: 'api_error' } }),
+        });
+      else await route.continue();
+    });
+    const failed = page.locator('#turns-top .error', { hasText: 'Could not load earlier events:' });
+    for (let i = 0; i < 20 && (await failed.count()) === 0; i++) {
+      await page.locator('#turns').evaluate((el) => {
+        el.scrollTop = 0;
+      });
+      await page.waitForTimeout(100);
+    }
+    await failed.waitFor({ timeout: 5000 });
+    assert.match((await failed.textContent()) ?? '', /simulated read failure/);
+    assert.equal(await page.locator('.msg', { hasText: 'question 1900' }).count(), 0);
+    await failed.locator('button', { hasText: 'Retry' }).click();
+    await page.locator('.msg', { hasText: 'question 1900' }).waitFor({ timeout: 5000 });
+    assert.equal(await failed.count(), 0, 'the message goes once the page loads');
+    assert.deepEqual(watch.errors, []);
+    await page.context().close();
+  });
 });
