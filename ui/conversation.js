@@ -71,6 +71,29 @@ async function readReceived(chatId, offset, end, signal) {
   return out;
 }
 
+/**
+ * A response's tokens as billed (chat-log/read-models/billed-tokens.ts, as the session summary
+ * counts them): `in` is the base input at the full price. Anthropic's input leaves out the cached
+ * tokens; every other format (OpenAI's prompt tokens, the Responses API's input tokens) includes
+ * them, so they are taken off.
+ * @param {any} usage the response's `usage`
+ * @param {string | undefined} format the wire format of the request it answers
+ */
+export function usageText(usage, format) {
+  const u = usage ?? {};
+  const input = u.inputTokens ?? 0;
+  const cacheRead = u.cacheReadTokens ?? 0;
+  const base = format === 'anthropic' ? input : Math.max(0, input - cacheRead);
+  return [
+    `in ${num(base)}`,
+    cacheRead ? `cache read ${num(cacheRead)}` : '',
+    u.cacheWriteTokens ? `cache write ${num(u.cacheWriteTokens)}` : '',
+    `out ${num(u.outputTokens)}`,
+  ]
+    .filter(Boolean)
+    .join(' · ');
+}
+
 /** @returns {Savings} */
 const noSavings = () => ({ trims: 0, trimChars: 0, soft: 0, cleared: 0, prunedChars: 0, setAside: 0 });
 
@@ -128,6 +151,10 @@ export class ConversationView {
     this.start = 0;
     this.end = 0;
     this.loadingEarlier = false;
+    /** @type {Map<string, string>} the wire format of each request seen, by request id */
+    this.formats = new Map();
+    /** @type {Map<string, {usage: any, span: HTMLElement}>} usage of the responses shown, by request id */
+    this.usageSpans = new Map();
     /** @type {Map<number, {event: LogEvent, card: HTMLElement, received: string}>} */
     this.cards = new Map();
     /** @type {Map<string, Savings>} */
@@ -232,6 +259,14 @@ export class ConversationView {
   render(events, received, where) {
     const touched = new Set();
     for (const e of events) {
+      if (e.type === 'request' && typeof e.requestId === 'string' && typeof e.format === 'string') {
+        this.formats.set(e.requestId, e.format);
+        // A response drawn before its request (an earlier page loaded later) counts again now.
+        const shown = this.usageSpans.get(e.requestId);
+        if (shown) shown.span.textContent = ` · tokens: ${usageText(shown.usage, e.format)}`;
+      }
+    }
+    for (const e of events) {
       const requestId = typeof e.requestId === 'string' ? e.requestId : undefined;
       if (!requestId) continue;
       const s = this.savings.get(requestId) ?? noSavings();
@@ -285,15 +320,8 @@ export class ConversationView {
           el('time', null, time(e.at)),
         );
       case 'response': {
-        const u = e.usage ?? {};
-        const usage = [
-          `in ${num(u.inputTokens)}`,
-          u.cacheReadTokens ? `cache read ${num(u.cacheReadTokens)}` : '',
-          u.cacheWriteTokens ? `cache write ${num(u.cacheWriteTokens)}` : '',
-          `out ${num(u.outputTokens)}`,
-        ]
-          .filter(Boolean)
-          .join(' · ');
+        const usage = el('span', 'usage', ` · tokens: ${usageText(e.usage, this.formats.get(e.requestId))}`);
+        this.usageSpans.set(e.requestId, { usage: e.usage, span: usage });
         const savings = el('div', 'savings', savingsText(this.savings.get(e.requestId) ?? noSavings()));
         this.savingsRows.set(e.requestId, savings);
         return el(
@@ -309,7 +337,7 @@ export class ConversationView {
               `Response ${e.status}${e.ok ? '' : ' (failed)'}${e.model ? ` from ${e.model}` : ''}`,
             ),
             e.stopReason ? el('span', 'muted', ` · ${e.stopReason}`) : null,
-            el('span', 'usage', ` · tokens: ${usage}`),
+            usage,
             el(
               'span',
               'muted',
@@ -344,7 +372,7 @@ export class ConversationView {
           'div',
           { attrs: { class: 'event decision' }, data: { seq: e.seq } },
           el('span', 'icon', '✂'),
-          `Pruning pass: ${e.soft} soft-trimmed, ${e.cleared} cleared, −${num(e.charsRemoved)} chars (estimate ${num(e.estimateBefore)} → ${num(e.estimateAfter)} chars)`,
+          `Pruning pass: ${e.soft} soft-trimmed, ${e.cleared} cleared, −${num(e.charsRemoved)} estimate chars (estimated ${num(e.estimateBefore)} → ${num(e.estimateAfter)} tokens)`,
           el('span', 'seq', `#${e.seq}`),
         );
       case 'tools-changed': {

@@ -399,6 +399,69 @@ describe('log viewer in a browser', { skip: noBrowser, timeout: 180_000 }, () =>
     await page.context().close();
   });
 
+  test("per-turn tokens count input as the summary does; a pruning pass's estimate is in tokens", async () => {
+    const chatLog = gw.gateway.context.chatLog;
+    await chatLog.createChat({ id: 'usage-mix' });
+    const turn = (
+      requestId: string,
+      format: string,
+      usage: Record<string, number>,
+    ): Array<Record<string, unknown>> => [
+      {
+        type: 'message',
+        role: 'user',
+        content: [{ kind: 'text', text: `ask ${requestId}` }],
+        source: { kind: 'client' },
+      },
+      { type: 'request', requestId, format, provider: 'fake', model: 'm', settings: {}, tools: [] },
+      {
+        type: 'message',
+        role: 'model',
+        content: [{ kind: 'text', text: `answer ${requestId}` }],
+        source: { kind: 'provider' },
+      },
+      { type: 'response', requestId, startedAt: 0, status: 200, ok: true, usage, attempts: 1, latencyMs: 5 },
+    ];
+    const anthropic = turn('r-anthropic', 'anthropic', {
+      inputTokens: 40,
+      cacheReadTokens: 2048,
+      outputTokens: 5,
+    });
+    anthropic.splice(2, 0, {
+      type: 'pruning',
+      requestId: 'r-anthropic',
+      projection: [{ callId: 'c1', action: 'soft', digest: 'a'.repeat(64) }],
+      soft: 1,
+      cleared: 0,
+      charsRemoved: 23484,
+      estimateBefore: 14033,
+      estimateAfter: 8162,
+      changed: true,
+    });
+    await chatLog.append('usage-mix', [
+      ...turn('r-openai', 'openai', { inputTokens: 3000, cacheReadTokens: 2048, outputTokens: 7 }),
+      ...turn('r-responses', 'responses', { inputTokens: 500, cacheReadTokens: 100, outputTokens: 3 }),
+      ...anthropic,
+    ] as unknown as NewEvents);
+    const { page, watch } = await open('#session=usage-mix');
+    const usage = page.locator('.event.response .usage');
+    await usage.nth(2).waitFor();
+    assert.deepEqual(await usage.allTextContents(), [
+      ' · tokens: in 952 · cache read 2,048 · out 7',
+      ' · tokens: in 400 · cache read 100 · out 3',
+      ' · tokens: in 40 · cache read 2,048 · out 5',
+    ]);
+    const tokensIn = page.locator('#session-summary .facts dt', { hasText: 'Tokens in' }).locator('+ dd');
+    assert.equal(await tokensIn.textContent(), '1,392', 'the per-turn figures add up to the summary');
+    const pass = page.locator('.event.decision', { hasText: 'Pruning pass' });
+    assert.match(
+      (await pass.textContent()) ?? '',
+      /^✂Pruning pass: 1 soft-trimmed, 0 cleared, −23,484 estimate chars \(estimated 14,033 → 8,162 tokens\)#/,
+    );
+    assert.deepEqual(watch.errors, []);
+    await page.context().close();
+  });
+
   test('a document: its name, type and size, never its content printed', async () => {
     const doc = Buffer.from('%PDF-1.4\n% quarterly figures\n%%EOF\n');
     const data = doc.toString('base64');
