@@ -72,6 +72,38 @@ async function readReceived(chatId, offset, end, signal) {
 }
 
 /**
+ * Code points of the marker a trim puts between the kept head and tail (lib/trim-marker.ts), and of
+ * the text a part wholly inside the removed middle keeps (REMOVED_PART_TEXT in
+ * middleware/cache-ttl-pruning/soft-trim.ts).
+ */
+const TRIM_MARKER_CHARS = Array.from('\n\n[... tool result middle pruned ...]\n\n').length;
+const REMOVED_PART_CHARS = Array.from('[...]').length;
+
+/**
+ * Characters a trim removed from what the model received: the original less what it kept, the
+ * head, the marker and the tail (and the stand-in of each part wholly inside the cut), as the
+ * response's `mechanisms.removed.trimming` counts them.
+ * @param {LogEvent} e a `tool-result-trimmed` event
+ */
+export function trimRemovedChars(e) {
+  const original = Number(e.originalChars) || 0;
+  const head = Number(e.headChars) || 0;
+  const tail = Number(e.tailChars) || 0;
+  let standIns = 0;
+  if (Array.isArray(e.parts)) {
+    const cutEnd = original - tail;
+    let start = 0;
+    for (const part of e.parts) {
+      const n = Number(part?.chars) || 0;
+      const end = start + n;
+      if (n > 0 && start > head && end <= cutEnd) standIns += REMOVED_PART_CHARS;
+      start = end;
+    }
+  }
+  return Math.max(0, original - head - TRIM_MARKER_CHARS - tail - standIns);
+}
+
+/**
  * A response's tokens as billed (chat-log/read-models/billed-tokens.ts, as the session summary
  * counts them): `in` is the base input at the full price. Anthropic's input leaves out the cached
  * tokens; every other format (OpenAI's prompt tokens, the Responses API's input tokens) includes
@@ -272,7 +304,7 @@ export class ConversationView {
       const s = this.savings.get(requestId) ?? noSavings();
       if (e.type === 'tool-result-trimmed') {
         s.trims += 1;
-        s.trimChars += Math.max(0, e.originalChars - e.headChars - e.tailChars);
+        s.trimChars += trimRemovedChars(e);
       } else if (e.type === 'pruning') {
         s.soft += e.soft ?? 0;
         s.cleared += e.cleared ?? 0;

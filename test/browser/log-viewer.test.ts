@@ -286,9 +286,18 @@ describe('log viewer in a browser', { skip: noBrowser, timeout: 180_000 }, () =>
     assert.equal(await original.isVisible(), true);
     assert.equal(await original.textContent(), log);
     assert.ok((await original.textContent())?.includes('FAIL MIDDLE-OF-THE-LOG'));
-    // The turn's response says what the trim saved.
+    // The turn's response says what the trim saved: the same figure as what the response records
+    // as removed (the original less the head, the marker and the tail).
     const savings = page.locator('.event.response .savings', { hasText: 'trimmed' });
-    assert.match((await savings.textContent()) ?? '', /1 tool result trimmed \(−[\d,]+ chars\)/);
+    const decided = /1 tool result trimmed \(−([\d,]+) chars\)/.exec((await savings.textContent()) ?? '');
+    assert.ok(decided);
+    const removed = /trimming ([\d,]+) chars/.exec(
+      (await page.locator('.event.response .savings.removed').textContent()) ?? '',
+    );
+    assert.ok(removed);
+    assert.equal(decided[1], removed[1]);
+    const markerChars = Array.from(`\n\n${TRIM_MARKER}\n\n`).length;
+    assert.equal(decided[1], (cps.length - 4096 - 1024 - markerChars).toLocaleString('en-US'));
     // The sent column shows the tool result as the client sent it.
     assert.ok(
       (await page.locator('.msg .column.sent .tool-result').textContent())?.includes('ok 00000 packages'),
