@@ -68,11 +68,22 @@ export class ModelCatalog {
     return out;
   }
 
-  /** The credential headers the gateway asks `provider` with: its key, or the client's own. */
-  private credential(provider: ProviderConfig, headers: IncomingHttpHeaders): Record<string, string> {
+  /**
+   * The credential headers the gateway asks `provider` with: its key, or the client's own; undefined
+   * when it is not to be asked. A client's own key goes only to providers of the client's format (an
+   * Anthropic client names `anthropic-version`): an OpenAI key never goes to an Anthropic-format
+   * provider, nor an Anthropic token to an OpenAI-format one, for a listing the client did not aim
+   * at them (SPEC section 14: a gateway holding a user's key never turns it against its owner).
+   */
+  private credential(
+    provider: ProviderConfig,
+    headers: IncomingHttpHeaders,
+  ): Record<string, string> | undefined {
     const adapter = FORMATS[provider.format];
     if (provider.apiKey) return adapter.authHeaders(provider.apiKey);
     if (!this.app.passThroughCredentials) return {};
+    const clientFormat = headers['anthropic-version'] === undefined ? 'openai' : 'anthropic';
+    if (provider.format !== clientFormat) return undefined;
     const out: Record<string, string> = {};
     for (const name of adapter.credentialHeaders) {
       const v = headers[name];
@@ -83,6 +94,7 @@ export class ModelCatalog {
 
   private providerModels(provider: ProviderConfig, headers: IncomingHttpHeaders): Promise<ListedModel[]> {
     const credential = this.credential(provider, headers);
+    if (credential === undefined) return Promise.resolve(literalIds(provider));
     const key = `${provider.name}\n${sha256Hex(JSON.stringify(credential))}`;
     const now = this.app.clock.now();
     const hit = this.cache.get(key);

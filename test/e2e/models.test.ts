@@ -210,24 +210,39 @@ describe('models in pass-through mode (no keys at the gateway)', () => {
   });
   after(() => gw.close());
 
-  test('each provider is asked with the client’s own credential, and cached per credential', async () => {
+  test('providers of the client’s format are asked with its own credential, cached per credential; no other vendor gets it', async () => {
     const a = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'sk-user-a', maxRetries: 0 });
     const b = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'sk-user-b', maxRetries: 0 });
     const ids = (await a.models.list()).data.map((m) => m.id);
-    assert.deepEqual(ids, ['gpt-5', 'gpt-4.1', 'claude-sonnet-4-5-20250929']);
+    assert.deepEqual(ids, ['gpt-5', 'gpt-4.1']);
     await a.models.list();
     await b.models.list();
-    const openaiCalls = modelCalls(gw.fake).filter((r) => r.headers['anthropic-version'] === undefined);
+    const openaiCalls = () => modelCalls(gw.fake).filter((r) => r.headers['anthropic-version'] === undefined);
+    const anthropicCalls = () =>
+      modelCalls(gw.fake).filter((r) => r.headers['anthropic-version'] !== undefined);
     assert.deepEqual(
-      openaiCalls.map((r) => r.headers.authorization),
+      openaiCalls().map((r) => r.headers.authorization),
       ['Bearer sk-user-a', 'Bearer sk-user-b'],
     );
-    // Anthropic-format providers take a Bearer token too (Claude Code sends one): it goes along.
-    const anthropicCalls = modelCalls(gw.fake).filter((r) => r.headers['anthropic-version'] !== undefined);
+    // The OpenAI keys never went to the Anthropic-format provider.
+    assert.deepEqual(anthropicCalls(), []);
+
+    // An Anthropic client (Claude Code sends a Bearer token): its own provider only.
+    const claude = new Anthropic({
+      baseURL: gw.url,
+      authToken: 'sk-ant-oat-user',
+      apiKey: null,
+      maxRetries: 0,
+    });
     assert.deepEqual(
-      anthropicCalls.map((r) => r.headers.authorization),
-      ['Bearer sk-user-a', 'Bearer sk-user-b'],
+      (await claude.models.list()).data.map((m) => m.id),
+      ['claude-sonnet-4-5-20250929'],
     );
+    assert.deepEqual(
+      anthropicCalls().map((r) => r.headers.authorization),
+      ['Bearer sk-ant-oat-user'],
+    );
+    assert.equal(openaiCalls().length, 2, 'the Anthropic token never went to the OpenAI-format provider');
   });
 
   test('a provider that refuses the listing contributes the literal ids of its globs, never *', async () => {
