@@ -9,6 +9,7 @@ import type { ChatBinder } from './chat-binder.ts';
 import type { Config } from '../config/config.ts';
 import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
+import type { Drain } from './drain.ts';
 import type { CacheKeyRefusals } from '../middleware/prompt-caching/cache-key-refusals.ts';
 
 /** Everything a route needs, built once by createApp. */
@@ -35,4 +36,6 @@ export interface AppContext {
   readonly turns: TurnTaker;
   /** True when clients' own provider credentials are forwarded (no teams configured). */
   readonly passThroughCredentials: boolean;
+  /** Serving, draining on shutdown, or cutting what the grace period left. */
+  readonly drain: Drain;
 }

@@ -23,6 +23,7 @@ import { responseOwnersFor } from '../chat-log/response-owners.ts';
 import type { AppContext } from './app-context.ts';
 import { authenticate } from './auth.ts';
 import { bodyDeadline } from './body-deadline.ts';
+import { Drain, refuseWhileDraining } from './drain.ts';
 import { jsonContentTypeOnly } from './content-type-guard.ts';
 import { fairShare } from './fair-share.ts';
 import { originGuard } from './origin-guard.ts';
@@ -141,6 +142,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     ),
     turns,
     passThroughCredentials,
+    drain: new Drain(),
   };
   context.metrics.observeChats(() => chatLog.stats());
   // The chat index's check (and rebuild, when needed) starts now, in the background.
@@ -176,6 +178,8 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
       });
       next();
     },
+    // On shutdown, requests on connections opened before are refused (and counted, above).
+    refuseWhileDraining(context.drain),
     function originFormOnly(req: Request, _res: Response, next: NextFunction) {
       // Node accepts absolute-form targets (`http://host/v1/...`, `munity://x/v1/...`) and Express
       // still routes them by their path: refuse them before anything else runs (SPEC section 14).

@@ -2,7 +2,7 @@
  * The gateway's entry point, and the only reader of process.env. Loads and validates the config
  * (a bad one stops start-up with a message naming the key), listens, and shuts down gracefully on
  * SIGTERM/SIGINT: stop accepting, let in-flight requests and streams finish within the grace
- * period, flush the chat log, exit 0.
+ * period (closing each connection after its answer), flush the chat log, exit 0.
  */
 import type { Server } from 'node:http';
 import { createApp } from './app.ts';
@@ -44,6 +44,9 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal, graceMs: config.server.shutdownGraceMs }, 'shutting down');
+    // Answers still to come close their connections, and new requests on open ones are refused,
+    // so keep-alive clients reconnect elsewhere instead of starting calls the grace period cuts.
+    gateway.context.drain.start();
     server.close();
     server.closeIdleConnections();
     const force = setTimeout(() => {

@@ -4,6 +4,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeProvider } from '../fake-provider/fake-provider.ts';
+import { openaiCompletion, openaiStream } from '../fake-provider/fake-bodies.ts';
+import { RawConnection } from '../helpers/raw-http.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -36,6 +38,27 @@ const exitCode = (child: ChildProcess) =>
     if (child.exitCode !== null) resolve(child.exitCode);
     else child.on('exit', (code) => resolve(code));
   });
+
+/** Resolves once `check` holds, looking again every 20 ms. */
+async function eventually(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((r) => setTimeout(r, 20));
+}
+
+/** A promise and the function that settles it: a call the test keeps in flight. */
+function held(): { until: Promise<void>; release: () => void } {
+  let release!: () => void;
+  const until = new Promise<void>((resolve) => (release = resolve));
+  return { until, release };
+}
+
+/** A chat call as a keep-alive client writes it on its connection. */
+function chatRequest(base: string, body: Record<string, unknown>): string {
+  const text = JSON.stringify({ model: 'gpt-test', ...body });
+  return (
+    `POST /v1/chat/completions HTTP/1.1\r\nHost: ${new URL(base).host}\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`
+  );
+}
 
 describe('the gateway process run from source (server/main.ts under tsx)', () => {
   test('a bad config stops start-up with a message naming the key', async () => {
@@ -112,4 +135,89 @@ describe('the gateway process run from source (server/main.ts under tsx)', () =>
       await fake.close();
     }
   });
+
+  test(
+    'SIGTERM drains keep-alive connections: answers in flight finish and close theirs, a new request on one is a 503',
+    { timeout: 60_000 },
+    async () => {
+      const fake = await new FakeProvider().start();
+      const whole = held();
+      const stream = held();
+      fake.script(
+        { json: openaiCompletion('gpt-test', 'the whole answer'), after: whole.until },
+        {
+          sse: openaiStream('gpt-test', ['s1 ', 's2 ', 's3 ']),
+          holdAfter: { events: 2, until: stream.until },
+        },
+      );
+      const dir = tempDir('oda-proc-');
+      const cfg = join(dir, 'oda.json');
+      writeFileSync(
+        cfg,
+        JSON.stringify({
+          // Everything here must end without the grace period cutting it: a connection left open
+          // is cut when it ends, which the log says.
+          server: { port: 0, shutdownGraceMs: 20_000 },
+          dataDir: join(dir, 'data'),
+          providers: [{ name: 'fake', format: 'openai', baseUrl: `${fake.url}/v1` }],
+        }),
+      );
+      const { child, out, url } = startMain({ ODA_CONFIG: cfg });
+      try {
+        const base = await url;
+        // A request whose headers are still coming when the gateway starts draining.
+        const late = await RawConnection.open(base);
+        late.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: ${new URL(base).host}\r\n`);
+        // A whole answer the provider has not sent yet, and a stream whose headers went out.
+        const waiting = await RawConnection.open(base);
+        waiting.write(chatRequest(base, { messages: [{ role: 'user', content: 'whole' }] }));
+        await eventually(() => fake.requests.length === 1);
+        const streaming = await RawConnection.open(base);
+        streaming.write(chatRequest(base, { stream: true, messages: [{ role: 'user', content: 'stream' }] }));
+        await streaming.until((text) => text.includes('s1 '));
+
+        child.kill('SIGTERM');
+        await eventually(() => out().includes('shutting down'));
+
+        const body = JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'late' }] });
+        late.write(
+          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        );
+        const refused = await late.response();
+        assert.equal(refused?.status, 503, 'a request arriving on an old connection while draining');
+        assert.equal(refused.headers.connection, 'close');
+        assert.ok(refused.headers['retry-after'], 'the 503 says when to retry');
+        const error = (JSON.parse(refused.body) as { error: { code: string; type: string } }).error;
+        assert.equal(error.code, 'ODA_ERR_SHUTTING_DOWN');
+        await late.closed;
+        assert.equal(fake.requests.length, 2, 'the refused request never went to the provider');
+
+        whole.release();
+        const answer = await waiting.response();
+        assert.equal(answer?.status, 200, 'the call in flight is answered');
+        assert.match(answer.body, /the whole answer/);
+        assert.equal(answer.headers.connection, 'close', 'its answer says the connection closes');
+        await waiting.closed;
+
+        stream.release();
+        const streamed = await streaming.response();
+        assert.equal(streamed?.status, 200);
+        assert.ok(streamed.body.endsWith('data: [DONE]\n\n'), 'the stream in flight finished');
+        // Its headers promised keep-alive, but the gateway closes it once the stream is out: the
+        // client's next request on it finds it closed (and goes to a new connection).
+        streaming.write(chatRequest(base, { messages: [{ role: 'user', content: 'next' }] }));
+        const next = await streaming.response();
+        assert.equal(next, undefined, `the next request on the stream's connection got a ${next?.status}`);
+        await streaming.closed;
+
+        assert.equal(await exitCode(child), 0);
+        assert.equal(fake.requests.length, 2);
+        assert.doesNotMatch(out(), /grace period over/, 'every connection closed on its own');
+        assert.equal(out().match(/"msg":"model call done"/g)?.length, 2, out());
+      } finally {
+        if (child.exitCode === null) child.kill('SIGKILL');
+        await fake.close();
+      }
+    },
+  );
 });

@@ -35,8 +35,9 @@ export interface RecordedRequest {
 }
 
 export type FakeReply =
-  | { status?: number; json: unknown; headers?: Record<string, string> }
-  | { status?: number; text: string; headers?: Record<string, string> }
+  /** `after`: the answer goes once it settles (a call a test keeps in flight). */
+  | { status?: number; json: unknown; headers?: Record<string, string>; after?: Promise<void> }
+  | { status?: number; text: string; headers?: Record<string, string>; after?: Promise<void> }
   | {
       status?: number;
       sse: SseEvent[];
@@ -337,6 +338,7 @@ export class FakeProvider {
       res.end();
       return;
     }
+    if (reply.after) await reply.after;
     const text = 'json' in reply ? JSON.stringify(reply.json) : reply.text;
     res.writeHead(reply.status ?? 200, {
       'content-type': 'json' in reply ? 'application/json' : 'text/plain',
