@@ -23,6 +23,7 @@ import { responseOwnersFor } from '../chat-log/response-owners.ts';
 import type { AppContext } from './app-context.ts';
 import { authenticate } from './auth.ts';
 import { bodyDeadline } from './body-deadline.ts';
+import { whyCut } from './cut-short.ts';
 import { Drain, refuseWhileDraining } from './drain.ts';
 import { jsonContentTypeOnly } from './content-type-guard.ts';
 import { fairShare } from './fair-share.ts';
@@ -159,18 +160,23 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
       res.locals.requestId = ids();
       res.setHeader('x-oda-request-id', res.locals.requestId as string);
       const started = performance.now();
-      res.on('finish', () => {
+      // `close` comes for every response, whole or cut short (`finish` only for whole ones).
+      res.once('close', () => {
         const route =
           (req.route as { path?: string } | undefined)?.path ??
           (res.locals[LANE_ROUTE] as string | undefined) ??
           'unmatched';
-        context.metrics.requests.inc({ route, status: String(res.statusCode) });
+        const status = res.headersSent ? String(res.statusCode) : 'none';
+        context.metrics.requests.inc({ route, status });
+        const cut = res.writableFinished ? undefined : whyCut(res, context.drain.cutting);
+        if (cut) context.metrics.requestsCut.inc({ route, reason: cut });
         logger.debug(
           {
             reqId: res.locals.requestId,
             method: req.method,
             route,
-            status: res.statusCode,
+            status,
+            ...(cut ? { cut } : {}),
             ms: Math.round(performance.now() - started),
           },
           'request',

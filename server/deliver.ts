@@ -6,6 +6,7 @@ import { toUpstreamError, type UpstreamResponse } from '../providers/upstream-cl
 import type { RepairLoopResult } from '../middleware/repair-loop.ts';
 import { SseReader } from '../lib/sse-reader.ts';
 import { isClientGone } from './client-gone.ts';
+import { cutShort } from './cut-short.ts';
 
 const SKIP = new Set([
   'connection',
@@ -149,7 +150,9 @@ export async function deliverSuccess(
     if (closedNormally) res.end();
     else {
       upstream.body.destroy();
-      res.destroy();
+      // The client is still there (not aborted): the provider's stream broke off (reset, idle timeout).
+      if (signal.aborted) res.destroy();
+      else cutShort(res, 'upstream');
     }
     return outcome;
   }

@@ -12,15 +12,23 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Socket } from 'node:net';
 import { OdaError } from '../lib/errors.ts';
 
-/** Whether the gateway serves or drains (finishes what it has, takes nothing new). */
+/**
+ * Whether the gateway serves, drains (finishes what it has, takes nothing new) or cuts what the
+ * grace period left.
+ */
 export class Drain {
-  private state: 'serving' | 'draining' = 'serving';
+  private state: 'serving' | 'draining' | 'cutting' = 'serving';
   /** Responses in flight, with their connections (a response lets go of its socket when it ends). */
   private readonly inFlight = new Map<Response, Socket | null>();
 
   /** True once draining started: new requests are refused. */
   get draining(): boolean {
     return this.state !== 'serving';
+  }
+
+  /** True once the grace period is over and the remaining connections are being closed. */
+  get cutting(): boolean {
+    return this.state === 'cutting';
   }
 
   /** Counts `res` in flight until it closes. */
@@ -34,6 +42,11 @@ export class Drain {
     if (this.draining) return;
     this.state = 'draining';
     for (const [res, socket] of this.inFlight) closeAfter(res, socket);
+  }
+
+  /** The grace period is over: what still runs is cut, and is counted and logged as cut by it. */
+  cut(): void {
+    this.state = 'cutting';
   }
 }
 

@@ -4,6 +4,7 @@ import { OdaError, isOdaError, type OdaErrorCode } from '../lib/errors.ts';
 import { FORMATS } from '../providers/registry.ts';
 import type { WireFormat } from '../providers/provider.ts';
 import type { Logger } from './logger.ts';
+import { cutShort } from './cut-short.ts';
 
 /**
  * The error shape a request gets: Anthropic's on the Messages endpoints, OpenAI's on the OpenAI
@@ -75,7 +76,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     else logger.info({ reqId: res.locals.requestId, code: oda.code, status: oda.status }, oda.message);
     if (res.headersSent) {
       // Bytes already went out (a stream): the only honest thing left is to end the response.
-      res.destroy();
+      cutShort(res, 'error');
       return;
     }
     // Refused before its body was in (401, 413, 429...): close instead of draining the rest.

@@ -51,6 +51,7 @@ async function main(): Promise<void> {
     server.closeIdleConnections();
     const force = setTimeout(() => {
       logger.warn('grace period over; closing remaining connections');
+      gateway.context.drain.cut();
       server.closeAllConnections();
     }, config.server.shutdownGraceMs);
     force.unref();

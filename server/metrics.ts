@@ -15,8 +15,14 @@ export class Metrics {
   readonly registry = new Registry();
   readonly requests = new Counter({
     name: 'oda_requests_total',
-    help: 'HTTP requests served, by route and status',
+    help: 'HTTP requests, whole or cut short, by route and the status sent (none: ended before a status went out)',
     labelNames: ['route', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly requestsCut = new Counter({
+    name: 'oda_requests_cut_total',
+    help: "Requests whose response ended before it was whole (counted in oda_requests_total too), by route and reason: client (went away), upstream (the provider's answer broke off), shutdown (the grace period ended), error (the gateway failed after the response started)",
+    labelNames: ['route', 'reason'] as const,
     registers: [this.registry],
   });
   readonly upstreamLatency = new Histogram({

@@ -11,6 +11,7 @@
 import type { Express, ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { OdaError } from '../lib/errors.ts';
+import { cutShort } from './cut-short.ts';
 
 /** `res.locals.route`: the route a request was served by, for the request metrics. */
 export const LANE_ROUTE = 'route';
@@ -60,7 +61,7 @@ function runChain(req: Request, res: Response, fns: readonly RequestHandler[], o
   let i = 0;
   // After the error handler nothing is left to run: a response it could not finish is closed.
   const last: NextFunction = () => {
-    if (!res.writableEnded) res.destroy();
+    if (!res.writableEnded) cutShort(res, 'error');
   };
   const fail = (err: unknown) => {
     try {

@@ -9,6 +9,7 @@ import type { CallContext } from '../../middleware/call-context.ts';
 import type { RepairLoopResult } from '../../middleware/repair-loop.ts';
 import { UpstreamError } from '../../providers/upstream-client.ts';
 import type { AppContext } from '../app-context.ts';
+import type { CutReason } from '../cut-short.ts';
 import type { ChatBinding, ResponseRecord } from '../chat-binder.ts';
 import { deliverFailure, deliverSuccess } from '../deliver.ts';
 import { upstreamFailure } from '../upstream-failure.ts';
@@ -83,17 +84,34 @@ export async function respond(
     );
   } catch (e) {
     if (!(e instanceof UpstreamError)) throw e;
-    if (e.code === 'aborted') return;
+    if (e.code === 'aborted') {
+      logCutShort(app, call, { status: result.res.status, attempts: result.attempts, streamed: false });
+      return;
+    }
     throw upstreamFailure(e, call.provider.config.name);
   }
-  call.log.info(
-    {
-      status: result.res.status,
-      attempts: result.attempts,
-      latencyMs: Math.round(app.clock.now() - call.startedAt),
-      streamed: outcome.streamed,
-    },
-    'model call done',
+  const fields = { status: result.res.status, attempts: result.attempts, streamed: outcome.streamed };
+  if (!outcome.complete) {
+    logCutShort(app, call, fields);
+    return;
+  }
+  call.log.info({ ...fields, latencyMs: Math.round(app.clock.now() - call.startedAt) }, 'model call done');
+}
+
+/**
+ * Logs a call whose answer never reached its client whole: why (`cutBy`: the client went away, the
+ * provider's answer broke off, or the shutdown grace period ended), at warn unless the client chose
+ * to leave, which clients do every time a user stops an answer.
+ */
+function logCutShort(app: AppContext, call: ModelCall, fields: Record<string, unknown>): void {
+  const cutBy: CutReason = call.abort.signal.aborted
+    ? app.drain.cutting
+      ? 'shutdown'
+      : 'client'
+    : 'upstream';
+  call.log[cutBy === 'client' ? 'info' : 'warn'](
+    { ...fields, latencyMs: Math.round(app.clock.now() - call.startedAt), complete: false, cutBy },
+    'model call cut short',
   );
 }
 
@@ -120,7 +138,7 @@ export async function respondToFailure(
   // A failed repair (e.g. a trim the log could not record) is the gateway's own error, not the provider's.
   if (!err) throw error;
   if (err.code === 'aborted') {
-    call.log.info('client went away before the provider answered');
+    logCutShort(app, call, { status: 0, attempts: progress.attempts, answered: false });
     return;
   }
   throw upstreamFailure(err, call.provider.config.name);

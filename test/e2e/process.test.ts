@@ -220,4 +220,52 @@ describe('the gateway process run from source (server/main.ts under tsx)', () =>
       }
     },
   );
+
+  test(
+    'a stream the grace period cuts is logged as cut short by the shutdown',
+    { timeout: 60_000 },
+    async () => {
+      const fake = await new FakeProvider().start();
+      const stream = held();
+      fake.script({
+        sse: openaiStream('gpt-test', ['s1 ', 's2 ']),
+        holdAfter: { events: 2, until: stream.until },
+      });
+      const dir = tempDir('oda-proc-');
+      const cfg = join(dir, 'oda.json');
+      writeFileSync(
+        cfg,
+        JSON.stringify({
+          server: { port: 0, shutdownGraceMs: 500 },
+          dataDir: join(dir, 'data'),
+          providers: [{ name: 'fake', format: 'openai', baseUrl: `${fake.url}/v1` }],
+        }),
+      );
+      const { child, out, url } = startMain({ ODA_CONFIG: cfg });
+      try {
+        const streaming = await RawConnection.open(await url);
+        streaming.write(
+          chatRequest(await url, { stream: true, messages: [{ role: 'user', content: 'held' }] }),
+        );
+        await streaming.until((text) => text.includes('s1 '));
+        child.kill('SIGTERM');
+        await streaming.closed;
+        assert.equal(await exitCode(child), 0);
+        const lines = out()
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as { level: number; msg: string; cutBy?: string; complete?: boolean });
+        assert.ok(lines.some((l) => l.msg === 'grace period over; closing remaining connections'));
+        const call = lines.find((l) => l.msg.startsWith('model call'));
+        assert.equal(call?.msg, 'model call cut short', out());
+        assert.equal(call.cutBy, 'shutdown');
+        assert.equal(call.complete, false);
+        assert.equal(call.level, 40, 'warn');
+      } finally {
+        stream.release();
+        if (child.exitCode === null) child.kill('SIGKILL');
+        await fake.close();
+      }
+    },
+  );
 });

@@ -1,0 +1,161 @@
+/**
+ * Calls whose answer never reached the client whole: a client that leaves mid-stream, or before the
+ * provider answered, and a provider whose stream breaks off. Each request is counted once in
+ * `oda_requests_total` and once in `oda_requests_cut_total` with why, and the call's log line says
+ * it was cut short and why, never "model call done" as for an answer delivered whole. (The grace
+ * period's end at shutdown is the process test's.)
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
+import { openaiCompletion, openaiStream } from '../fake-provider/fake-bodies.ts';
+import { Captured } from '../helpers/captured-log.ts';
+import { createLogger } from '../../server/logger.ts';
+
+const ROUTE = '/v1/chat/completions';
+
+interface LogLine {
+  level: number;
+  msg: string;
+  reqId?: string;
+  [field: string]: unknown;
+}
+
+/** A promise and the function that settles it: an answer the test keeps from the client. */
+function held(): { until: Promise<void>; release: () => void } {
+  let release!: () => void;
+  const until = new Promise<void>((resolve) => (release = resolve));
+  return { until, release };
+}
+
+async function eventually<T>(find: () => T | undefined): Promise<T> {
+  for (;;) {
+    const found = find();
+    if (found !== undefined) return found;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('a call cut short is counted, and logged as cut short with why', () => {
+  let gw: TestGateway;
+  const logs = new Captured();
+  const holds: Array<() => void> = [];
+  before(async () => {
+    gw = await startGateway({
+      config: { logLevel: 'info' },
+      deps: { logger: createLogger('info', logs) },
+    });
+  });
+  after(async () => {
+    for (const release of holds) release();
+    await gw.close();
+  });
+
+  const lines = (): LogLine[] =>
+    logs.text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as LogLine);
+  /** The model call's closing log line (the call's lines name its provider), after the first `from`. */
+  const callLine = (from: number) =>
+    eventually(() =>
+      lines()
+        .slice(from)
+        .find((l) => l.provider !== undefined),
+    );
+
+  /** The value of a counter series in /metrics (0 when absent). */
+  async function counter(name: string, labels: string): Promise<number> {
+    const text = await (await fetch(`${gw.url}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}} `));
+    return line ? Number(line.split(' ')[1]) : 0;
+  }
+  async function counts(status: string, reason: string): Promise<[number, number]> {
+    return [
+      await counter('oda_requests_total', `route="${ROUTE}",status="${status}"`),
+      await counter('oda_requests_cut_total', `route="${ROUTE}",reason="${reason}"`),
+    ];
+  }
+
+  function post(body: Record<string, unknown>, signal?: AbortSignal): Promise<Response> {
+    return fetch(`${gw.url}${ROUTE}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], ...body }),
+      ...(signal ? { signal } : {}),
+    });
+  }
+
+  test('a client that leaves mid-stream', async () => {
+    const hold = held();
+    holds.push(hold.release);
+    gw.fake.script({
+      sse: openaiStream('gpt-test', ['first ', 'second ']),
+      holdAfter: { events: 2, until: hold.until },
+    });
+    const [total, cut] = await counts('200', 'client');
+    const from = lines().length;
+    const leave = new AbortController();
+    const res = await post({ stream: true }, leave.signal);
+    const reader = res.body!.getReader();
+    let seen = '';
+    while (!seen.includes('first ')) seen += Buffer.from((await reader.read()).value!).toString();
+    leave.abort();
+
+    const line = await callLine(from);
+    assert.equal(line.msg, 'model call cut short', JSON.stringify(line));
+    assert.equal(line.reqId, res.headers.get('x-oda-request-id'));
+    assert.equal(line.cutBy, 'client');
+    assert.equal(line.complete, false);
+    assert.equal(line.streamed, true);
+    assert.equal(line.level, 30, 'info: users stop answers all the time');
+    assert.deepEqual(await counts('200', 'client'), [total + 1, cut + 1]);
+  });
+
+  test('a client that leaves before the provider answered', async () => {
+    const hold = held();
+    holds.push(hold.release);
+    gw.fake.script({ json: openaiCompletion('gpt-test', 'too late'), after: hold.until });
+    const [total, cut] = await counts('none', 'client');
+    const from = lines().length;
+    const asked = gw.fake.requests.length;
+    const leave = new AbortController();
+    const pending = post({}, leave.signal);
+    await eventually(() => (gw.fake.requests.length > asked ? true : undefined));
+    leave.abort();
+    await assert.rejects(pending);
+
+    const line = await callLine(from);
+    assert.equal(line.msg, 'model call cut short', JSON.stringify(line));
+    assert.equal(line.cutBy, 'client');
+    assert.equal(line.answered, false);
+    // No status line ever went out: counted as status "none".
+    assert.deepEqual(await counts('none', 'client'), [total + 1, cut + 1]);
+  });
+
+  test('a provider stream that breaks off', async () => {
+    gw.fake.script({ sse: openaiStream('gpt-test', ['first ', 'second ', 'third ']), resetAfter: 2 });
+    const [total, cut] = await counts('200', 'upstream');
+    const from = lines().length;
+    const res = await post({ stream: true });
+    assert.equal(res.status, 200);
+    await assert.rejects(res.text(), 'the client sees the stream break off');
+
+    const line = await callLine(from);
+    assert.equal(line.msg, 'model call cut short', JSON.stringify(line));
+    assert.equal(line.cutBy, 'upstream');
+    assert.equal(line.complete, false);
+    assert.equal(line.level, 40, 'warn');
+    assert.deepEqual(await counts('200', 'upstream'), [total + 1, cut + 1]);
+  });
+
+  test('a whole answer is counted once and not as cut', async () => {
+    const [total, cut] = await counts('200', 'client');
+    const from = lines().length;
+    const res = await post({ stream: true });
+    assert.match(await res.text(), /\[DONE\]/);
+    const line = await callLine(from);
+    assert.equal(line.msg, 'model call done');
+    assert.deepEqual(await counts('200', 'client'), [total + 1, cut]);
+  });
+});
