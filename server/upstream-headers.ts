@@ -14,6 +14,8 @@ const DROP = new Set([
   'trailer',
   'upgrade',
   'content-length',
+  // The gateway reads a compressed request body decoded (server/read-body.ts) and sends it so.
+  'content-encoding',
   'accept-encoding',
   'cookie',
   'authorization',
