@@ -62,7 +62,15 @@ const providerSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'expected 1-64 of A-Za-z0-9._-'),
   format: z.enum(['openai', 'anthropic']),
   baseUrl: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }),
-  apiKey: z.string().min(1).optional(),
+  /** Sent as a header value: printable ASCII only (a trailing newline from a secret file is refused). */
+  apiKey: z
+    .string()
+    .min(1)
+    .regex(
+      /^[\x21-\x7e]+$/,
+      'expected printable ASCII without spaces or line breaks (a trailing newline from a file or secret?)',
+    )
+    .optional(),
   models: z.array(z.string().min(1)).min(1).default(['*']),
   /**
    * The `anthropic-beta` values clients may send to this provider (names or `*` globs); unset: all.

@@ -176,6 +176,27 @@ describe('config', () => {
       );
     }
     assert.equal(loadConfig({ ANTHROPIC_BASE_URL: '' }).providers[1]?.baseUrl, 'https://api.anthropic.com');
+    assert.throws(
+      () => loadConfig({ ANTHROPIC_API_KEY: 'sk-ant-123456\n' }),
+      (e: unknown) =>
+        e instanceof ConfigError &&
+        /^invalid configuration:\nANTHROPIC_API_KEY: expected printable ASCII/.test(e.message),
+    );
+  });
+
+  test('a provider key that cannot be a header value is refused, without being printed', () => {
+    for (const apiKey of ['sk-abc-123456\n', 'sk abc 123456', 'sk-ключ-123456']) {
+      assert.throws(
+        () =>
+          parseConfig({
+            providers: [{ name: 'p', format: 'openai', baseUrl: 'https://api.example.com/v1', apiKey }],
+          }),
+        (e: unknown) =>
+          e instanceof ConfigError &&
+          /providers\.0\.apiKey: expected printable ASCII without spaces or line breaks/.test(e.message) &&
+          !e.message.includes(apiKey.trim()),
+      );
+    }
   });
 
   test('zero-config providers come from the environment', () => {

@@ -255,6 +255,14 @@ function applyEnv(
       const problem = baseUrlProblem(value);
       if (problem) throw new ConfigError(`invalid configuration:\n${name}: ${problem}`);
     }
+    for (const name of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY'] as const) {
+      const value = env[name];
+      if (value && !/^[\x21-\x7e]+$/.test(value)) {
+        throw new ConfigError(
+          `invalid configuration:\n${name}: expected printable ASCII without spaces or line breaks (a trailing newline from a file or secret?)`,
+        );
+      }
+    }
     out.providers = [
       {
         name: 'openai',
