@@ -1,13 +1,10 @@
 import { Router } from 'express';
 import { OdaError } from '../../lib/errors.ts';
 import { FORMATS } from '../../providers/registry.ts';
-import { toUpstreamError } from '../../providers/upstream-client.ts';
-import { buildUpstreamUrl, forwardedQuery } from '../../providers/upstream-url.ts';
-import { copyHeaders } from '../deliver.ts';
-import { upstreamFailure } from '../upstream-failure.ts';
+import { forwardedQuery } from '../../providers/upstream-url.ts';
 import type { AppContext } from '../app-context.ts';
+import { forwardAsIs } from '../forward-as-is.ts';
 import { parseJsonBody } from '../json-body.ts';
-import { upstreamHeaders } from '../upstream-headers.ts';
 
 /** POST /v1/messages/count_tokens: forwarded as sent to the Anthropic-format provider for the model. */
 export function countTokensRoutes(app: AppContext): Router {
@@ -24,33 +21,15 @@ export function countTokensRoutes(app: AppContext): Router {
         404,
         `no configured anthropic provider serves model "${model}"`,
       );
-    const adapter = FORMATS.anthropic;
-    const url = buildUpstreamUrl(
-      provider.config.baseUrl,
-      adapter.apiPath('/v1/messages/count_tokens'),
-      forwardedQuery(req.query as Record<string, unknown>, { beta: ['true'] }),
-    );
-    let up;
-    try {
-      up = await app.upstream.send({
-        url,
-        headers: upstreamHeaders(
-          req.headers,
-          adapter,
-          provider.config.apiKey,
-          app.passThroughCredentials,
-          provider.config.anthropicBetas,
-        ),
-        body: raw,
-      });
-    } catch (e) {
-      throw upstreamFailure(toUpstreamError(e), provider.config.name);
-    }
-    const text = await up.body.text().catch((e: unknown) => {
-      throw upstreamFailure(toUpstreamError(e), provider.config.name);
+    // Forwarded like every other as-is route: cancelled when the client leaves, timed, logged.
+    await forwardAsIs(app, req, res, {
+      provider: provider.config,
+      adapter: FORMATS.anthropic,
+      method: 'POST',
+      routePath: '/v1/messages/count_tokens',
+      query: forwardedQuery(req.query as Record<string, unknown>, { beta: ['true'] }),
+      body: raw,
     });
-    copyHeaders(res, up.headers);
-    res.status(up.status).end(text);
   });
   return r;
 }
