@@ -1,5 +1,5 @@
 // @ts-check
-/* global DOMException, HTMLButtonElement, HTMLElement, HTMLFormElement, HTMLInputElement, URLSearchParams, history, location, window */
+/* global DOMException, HTMLButtonElement, HTMLElement, HTMLFormElement, HTMLInputElement, URLSearchParams, document, history, location, window */
 /**
  * The log viewer page: asks for a key when the gateway wants one, lists the sessions, and shows a
  * session's conversations and a conversation's timeline. The location hash names the session and
@@ -42,6 +42,13 @@ const ui = {
   fatal: byId('fatal', HTMLElement),
 };
 
+/** While a session is open, how often its tree is read again to show conversations that appeared. */
+const TREE_REFRESH_MS = 15_000;
+/** How often the list's first page is read again while it is shown. */
+const LIST_REFRESH_MS = 30_000;
+/** New events in the open conversation read the tree again at most this often. */
+const TREE_AFTER_EVENTS_MS = 5_000;
+
 const state = {
   /** @type {Summary[]} */
   items: [],
@@ -59,6 +66,12 @@ const state = {
   listFilters: filters(),
   /** Routes shown so far: a route whose turn has passed stops at its next wait. */
   route: 0,
+  /** The tree shown, as its ids and counts: a refresh that finds it the same redraws nothing. */
+  treeShown: '',
+  /** When the tree was last read (ms), and a read after new events already waiting. */
+  treeReadAt: 0,
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  treeTimer: undefined,
 };
 
 function route() {
@@ -136,12 +149,14 @@ function filters() {
 }
 
 /**
- * Loads the page of the list that starts at `cursor`; a 401 asks for a key.
+ * Loads the page of the list that starts at `cursor`; a 401 asks for a key. A `refresh` reads the
+ * first page again with the filters it was listed with (not ones typed since).
  * @param {string | undefined} cursor
+ * @param {boolean} [refresh]
  */
-async function loadList(cursor) {
+async function loadList(cursor, refresh = false) {
   // A first page takes the filters as they are now; later pages keep the ones their cursor came with.
-  if (cursor === undefined) state.listFilters = filters();
+  if (cursor === undefined && !refresh) state.listFilters = filters();
   try {
     const page = await listSessions(state.listFilters, cursor);
     ui.fatal.hidden = true;
@@ -151,7 +166,6 @@ async function loadList(cursor) {
     state.nextCursor = page.nextCursor;
     renderSessions(ui.list, page.items, state.session, (id) => go(id));
     ui.pageNext.disabled = !page.hasMore;
-    ui.pageFirst.disabled = cursor === undefined;
     // A gateway still building its chat index after a restart lists what it has indexed so far.
     ui.pageInfo.textContent = `page ${state.cursors.length}${page.indexing ? ' · still indexing' : ''}`;
     return true;
@@ -161,7 +175,7 @@ async function loadList(cursor) {
       return false;
     }
     // A refused filter lists nothing rather than the page of the filters before it.
-    if (cursor === undefined) {
+    if (cursor === undefined && !refresh) {
       state.items = [];
       state.nextCursor = undefined;
       renderSessions(ui.list, [], state.session, (id) => go(id));
@@ -247,6 +261,65 @@ function treeList(nodes, session, selected) {
   );
 }
 
+/**
+ * The tree's ids, kinds and counts: what a refresh compares before drawing it again.
+ * @param {any[]} nodes
+ * @returns {string}
+ */
+function treeKey(nodes) {
+  return JSON.stringify(
+    nodes.map((n) => [
+      n.id,
+      n.kind,
+      n.messages,
+      n.eventCount,
+      Array.isArray(n.children) ? treeKey(n.children) : '',
+    ]),
+  );
+}
+
+/**
+ * Draws the session's tree with the conversation shown selected.
+ * @param {any} detail a `GET /v1/sessions/{id}` answer of the session
+ * @param {string} session
+ * @param {string} selected
+ */
+function showTree(detail, session, selected) {
+  const nodes = conversationTree(detail);
+  state.treeShown = treeKey(nodes);
+  replace(ui.tree, el('h3', null, 'Conversations'), treeList(nodes, session, selected));
+}
+
+/**
+ * Reads the open session's tree again and redraws it when conversations appeared or grew, keeping
+ * the one shown selected. Quiet: a failed read leaves the tree as it was (the conversation's own
+ * live badge says when the gateway is out of reach).
+ */
+async function refreshTree() {
+  const { session, chat, conversation } = state;
+  if (!session || !chat || !conversation || ui.main.hidden || document.hidden) return;
+  const turn = state.route;
+  state.treeReadAt = Date.now();
+  let detail;
+  try {
+    detail = await getJson(path`/v1/sessions/${session}`);
+  } catch {
+    return;
+  }
+  if (turn !== state.route || state.conversation !== conversation) return;
+  if (treeKey(conversationTree(detail)) !== state.treeShown) showTree(detail, session, chat);
+}
+
+/** New events in the open conversation: read the tree again soon, at most once per few seconds. */
+function treeAfterEvents() {
+  if (state.treeTimer !== undefined) return;
+  const wait = Math.max(1000, state.treeReadAt + TREE_AFTER_EVENTS_MS - Date.now());
+  state.treeTimer = setTimeout(() => {
+    state.treeTimer = undefined;
+    void refreshTree();
+  }, wait);
+}
+
 async function showRoute() {
   const { session, chat } = route();
   if (!session) {
@@ -277,7 +350,8 @@ async function showRoute() {
     if (turn !== state.route) return;
     shown = true;
     replace(ui.summary, sessionSummary(detail));
-    replace(ui.tree, el('h3', null, 'Conversations'), treeList(conversationTree(detail), session, target));
+    showTree(detail, session, target);
+    state.treeReadAt = Date.now();
     ui.title.textContent =
       target === session ? `Conversation ${target}` : `Conversation ${target} (of ${session})`;
     const view = new ConversationView({
@@ -286,6 +360,7 @@ async function showRoute() {
       list: ui.turnsList,
       top: ui.turnsTop,
       live: ui.live,
+      onEvents: treeAfterEvents,
     });
     state.conversation = view;
     await view.open(target === session ? detail : undefined);
@@ -341,10 +416,23 @@ ui.pageNext.addEventListener('click', () => {
   void loadList(state.nextCursor).catch(showError);
 });
 
+// "Newest" goes back to the first page, or reads it again when it is shown.
 ui.pageFirst.addEventListener('click', () => {
+  const refresh = state.cursors.length === 1;
   state.cursors = [undefined];
-  void loadList(undefined).catch(showError);
+  void loadList(undefined, refresh).catch(showError);
 });
+
+// While the page is open (and in view), sessions and conversations made since show up: the open
+// session's tree and the list's first page are read again now and then. Each read counts against
+// the key's requests per minute, so only a few a minute.
+setInterval(() => void refreshTree(), TREE_REFRESH_MS);
+setInterval(() => {
+  if (state.cursors.length !== 1 || ui.main.hidden || document.hidden) return;
+  void loadList(undefined, true).catch(() => {
+    // The next refresh (or a pick) tries again; a refused key asked for another already.
+  });
+}, LIST_REFRESH_MS);
 
 window.addEventListener('hashchange', () => void showRoute().catch(showError));
 

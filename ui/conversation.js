@@ -169,9 +169,11 @@ function removedText(response) {
 
 export class ConversationView {
   /**
-   * @param {{ chatId: string, scroller: HTMLElement, list: HTMLElement, top: HTMLElement, live: HTMLElement }} opts
+   * @param {{ chatId: string, scroller: HTMLElement, list: HTMLElement, top: HTMLElement, live: HTMLElement, onEvents?: () => void }} opts
    */
   constructor(opts) {
+    /** Called when live events arrive (the session's tree may have changed). */
+    this.onEvents = opts.onEvents;
     this.chatId = opts.chatId;
     this.scroller = opts.scroller;
     this.list = opts.list;
@@ -461,6 +463,7 @@ export class ConversationView {
   async appendLive(events) {
     const fresh = events.filter((e) => e.seq >= this.end);
     if (fresh.length === 0) return;
+    this.onEvents?.();
     const atBottom = this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < 120;
     this.list.querySelector('.empty-log')?.remove();
     this.end = fresh[fresh.length - 1].seq + 1;

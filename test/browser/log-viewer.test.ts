@@ -182,7 +182,6 @@ describe('log viewer in a browser', { skip: noBrowser, timeout: 180_000 }, () =>
       await ids.first().waitFor();
       assert.equal(await ids.count(), 50);
       assert.equal(await ids.first().textContent(), 'chat-59');
-      assert.equal(await page.locator('#page-first').isDisabled(), true);
       await page.click('#page-next');
       await page.locator('#sessions-list .session-id', { hasText: 'chat-09' }).waitFor();
       assert.deepEqual(

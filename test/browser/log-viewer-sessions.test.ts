@@ -1,0 +1,143 @@
+/**
+ * The log viewer in a real browser (SPEC sections 10 and 12) as sessions change while it is open:
+ * new conversations of the open session and new sessions show up without a reload, and the live
+ * tail says why it stopped or waits.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Browser, Page } from 'playwright-core';
+import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
+import { launchBrowser, noBrowser, watchedPage, type PageWatch } from './browser.ts';
+import { openaiCall } from './demo-chats.ts';
+
+const CC_SESSION = '99999999-2222-3333-4444-555555555555';
+
+describe(
+  'log viewer: sessions that change while the page is open',
+  { skip: noBrowser, timeout: 180_000 },
+  () => {
+    let gw: TestGateway;
+    let browser: Browser;
+    let ccMain: string;
+
+    /** A Claude Code request (no x-session-id): the session comes from its own header. */
+    async function claudeCode(text: string, extra: Record<string, string> = {}): Promise<string> {
+      const res = await fetch(`${gw.url}/v1/messages`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'anthropic-version': '2023-06-01',
+          'x-claude-code-session-id': CC_SESSION,
+          ...extra,
+        },
+        body: JSON.stringify({
+          model: 'claude-live',
+          max_tokens: 50,
+          messages: [{ role: 'user', content: text }],
+          tools: [{ name: 'Task', input_schema: { type: 'object' } }],
+        }),
+      });
+      await res.text();
+      assert.equal(res.status, 200);
+      return res.headers.get('x-session-id')!;
+    }
+
+    before(async () => {
+      gw = await startGateway();
+      await openaiCall(
+        { url: gw.url, session: 'live-1' },
+        { model: 'gpt-live', messages: [{ role: 'user', content: 'q1' }] },
+      );
+      gw.clock.advance(1000);
+      ccMain = await claudeCode('main task');
+      browser = await launchBrowser();
+    });
+    after(async () => {
+      await browser?.close();
+      await gw?.close();
+    });
+
+    /** Opens the page with its timers under the test's control (`page.clock.runFor`). */
+    async function open(hash = ''): Promise<{ page: Page; watch: PageWatch }> {
+      const opened = await watchedPage(browser);
+      await opened.page.clock.install();
+      await opened.page.goto(`${gw.url}/ui${hash}`);
+      return opened;
+    }
+
+    const treeIds = (page: Page) =>
+      page.locator('#conversation-tree button.conversation .conversation-id').allTextContents();
+
+    test("the open session's tree shows a branch and a sub-agent made while it is open", async () => {
+      const { page, watch } = await open('#session=live-1');
+      await page.locator('.msg', { hasText: 'q1' }).waitFor();
+      await page.locator('#live', { hasText: 'Live' }).waitFor();
+      assert.deepEqual(await treeIds(page), ['live-1']);
+      // The client edits the history: the gateway answers in a branch of live-1.
+      const branched = await openaiCall(
+        { url: gw.url, session: 'live-1' },
+        {
+          model: 'gpt-live',
+          messages: [
+            { role: 'user', content: 'q1' },
+            { role: 'assistant', content: 'an edited answer' },
+            { role: 'user', content: 'q on the branch' },
+          ],
+        },
+      );
+      const branch = branched.sessionId!;
+      assert.match(branch, /^live-1\./);
+      await page.clock.runFor(16_000);
+      await page
+        .locator('#conversation-tree .conversation-id', { hasText: branch })
+        .waitFor({ timeout: 5000 });
+      assert.deepEqual(await treeIds(page), ['live-1', branch]);
+      assert.equal(
+        await page.locator('#conversation-tree button.conversation.selected .conversation-id').textContent(),
+        'live-1',
+        'the conversation shown stays selected',
+      );
+
+      // A Claude Code main session open; a sub-agent starts.
+      await page.evaluate((id) => {
+        location.hash = `session=${encodeURIComponent(id)}`;
+      }, ccMain);
+      await page.locator('.msg', { hasText: 'main task' }).waitFor();
+      const reads = () =>
+        watch.requests.filter((u) => u.endsWith(`/v1/sessions/${encodeURIComponent(ccMain)}`)).length;
+      const before = reads();
+      const sub = await claudeCode('sub task', { 'x-claude-code-agent-id': 'agent-live' });
+      assert.ok(sub.startsWith(`${ccMain}.`) && sub.includes('agent-live'), sub);
+      await page.clock.runFor(16_000);
+      await page.locator('#conversation-tree .conversation-id', { hasText: sub }).waitFor({ timeout: 5000 });
+      assert.ok(
+        reads() - before <= 2,
+        `the tree is read again a few times a minute, not more (${reads() - before} reads)`,
+      );
+      assert.deepEqual(watch.errors, []);
+      await page.context().close();
+    });
+
+    test('a session made while the page is open shows in the list; "Newest" reads the first page again', async () => {
+      const { page, watch } = await open();
+      await page.locator('#sessions-list .session-id', { hasText: 'live-1' }).first().waitFor();
+      const post = (id: string) =>
+        fetch(`${gw.url}/v1/sessions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ id }),
+        });
+      assert.equal((await post('made-while-open')).status, 201);
+      await page.clock.runFor(31_000);
+      await page
+        .locator('#sessions-list .session-id', { hasText: 'made-while-open' })
+        .waitFor({ timeout: 5000 });
+      assert.equal(await page.locator('#page-first').isDisabled(), false);
+      assert.equal((await post('made-later')).status, 201);
+      await page.click('#page-first');
+      await page.locator('#sessions-list .session-id', { hasText: 'made-later' }).waitFor({ timeout: 5000 });
+      assert.deepEqual(watch.errors, []);
+      await page.context().close();
+    });
+  },
+);
