@@ -361,6 +361,15 @@ async function showRoute() {
       top: ui.turnsTop,
       live: ui.live,
       onEvents: treeAfterEvents,
+      // A key refused for the tail asks for another; the session loads again once one is given.
+      onRefused: () => {
+        if (state.conversation !== view) return;
+        view.close();
+        state.conversation = undefined;
+        state.session = undefined;
+        state.chat = undefined;
+        keyRefused();
+      },
     });
     state.conversation = view;
     await view.open(target === session ? detail : undefined);

@@ -8,12 +8,43 @@
  */
 import { el, replace } from './dom.js';
 import { duration, num, time } from './format.js';
-import { getJson, path, readEventStream } from './api.js';
+import { ApiError, getJson, path, readEventStream } from './api.js';
 import { messageBody, messageCard, Thumbnails } from './message.js';
 
 /** Events per page read. */
 export const PAGE = 300;
 const RECONNECT_MS = 2000;
+const RECONNECT_MAX_MS = 30_000;
+
+/**
+ * An SSE event's JSON data, or an empty object when it is not JSON.
+ * @param {string} data
+ * @returns {any}
+ */
+function parseData(data) {
+  try {
+    return JSON.parse(data) ?? {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Waits `ms`, or less when `signal` aborts.
+ * @param {number} ms
+ * @param {AbortSignal} signal
+ */
+function sleep(ms, signal) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve(undefined);
+    }
+  });
+}
 
 /**
  * @typedef {import('./message.js').Received} Received
@@ -169,9 +200,11 @@ function removedText(response) {
 
 export class ConversationView {
   /**
-   * @param {{ chatId: string, scroller: HTMLElement, list: HTMLElement, top: HTMLElement, live: HTMLElement, onEvents?: () => void }} opts
+   * @param {{ chatId: string, scroller: HTMLElement, list: HTMLElement, top: HTMLElement, live: HTMLElement, onEvents?: () => void, onRefused?: () => void }} opts
    */
   constructor(opts) {
+    /** Called when the gateway refuses the key for the live tail. */
+    this.onRefused = opts.onRefused;
     /** Called when live events arrive (the session's tree may have changed). */
     this.onEvents = opts.onEvents;
     this.chatId = opts.chatId;
@@ -439,23 +472,63 @@ export class ConversationView {
     }
   }
 
-  /** Follows the log through the tail route, reconnecting after a drop, until closed. */
+  /**
+   * @param {string} text
+   * @param {'on' | 'off' | ''} how
+   */
+  setLive(text, how) {
+    this.live.textContent = text;
+    this.live.className = how ? `live ${how}` : 'live';
+  }
+
+  /**
+   * Follows the log through the tail route until closed, saying on the badge why it is not: a
+   * refused key (401) or a chat the key cannot see (404) stops it, the 401 asking for a key; a
+   * drop, a refusal over the tail cap (429), a log the gateway could not read or a gateway
+   * shutting down try again after a wait that doubles up to 30 s, the badge saying when.
+   */
   async follow() {
     const signal = this.abort.signal;
+    let wait = RECONNECT_MS;
     while (!signal.aborted) {
+      let why = '';
+      this.setLive('Connecting…', '');
       try {
-        this.live.textContent = '● Live';
-        this.live.className = 'live on';
         await readEventStream(path`/v1/sessions/${this.chatId}/tail?from=${this.end}`, signal, (m) => {
-          if (m.event === 'events') void this.appendLive(JSON.parse(m.data).events ?? []);
+          if (m.event === 'ready') {
+            this.setLive('● Live', 'on');
+            wait = RECONNECT_MS;
+          } else if (m.event === 'events') void this.appendLive(parseData(m.data).events ?? []);
+          else if (m.event === 'error')
+            why = `the gateway could not read the log: ${parseData(m.data).message ?? m.data}`;
+          else if (m.event === 'end')
+            why =
+              parseData(m.data).reason === 'shutdown'
+                ? 'the gateway is shutting down'
+                : `the tail ended (${m.data})`;
         });
-      } catch {
-        // dropped or refused: try again below
+        why ||= 'the connection closed';
+      } catch (err) {
+        if (signal.aborted) return;
+        const message = err instanceof Error ? err.message : String(err);
+        if (err instanceof ApiError && err.status === 401) {
+          this.setLive(`Not following: the key was refused (${message})`, 'off');
+          this.onRefused?.();
+          return;
+        }
+        if (err instanceof ApiError && (err.status === 404 || err.status === 403 || err.status === 400)) {
+          this.setLive(`Not following: ${message}`, 'off');
+          return;
+        }
+        if (err instanceof ApiError && err.status === 429) {
+          why = `too many live tails open for this key (${message})`;
+          wait = Math.max(wait, 2 * RECONNECT_MS);
+        } else why = message;
       }
       if (signal.aborted) return;
-      this.live.textContent = 'Reconnecting…';
-      this.live.className = 'live off';
-      await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));
+      this.setLive(`Reconnecting in ${Math.round(wait / 1000)} s: ${why}`, 'off');
+      await sleep(wait, signal);
+      wait = Math.min(wait * 2, RECONNECT_MAX_MS);
     }
   }
 

@@ -65,6 +65,17 @@ describe(
       return opened;
     }
 
+    /** Opens another session, then live-1 again: a new tail of live-1. */
+    async function reopen(page: Page): Promise<void> {
+      await page.evaluate((id) => {
+        location.hash = `session=${encodeURIComponent(id)}`;
+      }, ccMain);
+      await page.locator('.msg', { hasText: 'main task' }).waitFor();
+      await page.evaluate(() => {
+        location.hash = 'session=live-1';
+      });
+    }
+
     const treeIds = (page: Page) =>
       page.locator('#conversation-tree button.conversation .conversation-id').allTextContents();
 
@@ -136,6 +147,78 @@ describe(
       assert.equal((await post('made-later')).status, 201);
       await page.click('#page-first');
       await page.locator('#sessions-list .session-id', { hasText: 'made-later' }).waitFor({ timeout: 5000 });
+      assert.deepEqual(watch.errors, []);
+      await page.context().close();
+    });
+
+    test('the live badge says why the tail stopped or waits: 404 stops, 429 and a log read error back off', async () => {
+      const { page, watch } = await open();
+      let answer: { status: number; body: string; type: string } = {
+        status: 404,
+        type: 'application/json',
+        body: JSON.stringify({
+          error: { message: 'no chat with id "live-1"', type: 'invalid_request_error' },
+        }),
+      };
+      await page.route('**/v1/sessions/live-1/tail?*', (route) =>
+        route.fulfill({ status: answer.status, contentType: answer.type, body: answer.body }),
+      );
+      const tails = () => watch.requests.filter((u) => u.includes('/v1/sessions/live-1/tail')).length;
+      await page.evaluate(() => {
+        location.hash = 'session=live-1';
+      });
+      const live = page.locator('#live');
+      await live.filter({ hasText: 'Not following: no chat with id "live-1"' }).waitFor({ timeout: 5000 });
+      await page.clock.runFor(20_000);
+      assert.equal(tails(), 1, 'a 404 is not tried again');
+
+      // Over the tail cap: it says so and waits longer each time.
+      answer = {
+        status: 429,
+        type: 'application/json',
+        body: JSON.stringify({ error: { message: 'too many calls at once', type: 'rate_limit_error' } }),
+      };
+      await reopen(page);
+      await live
+        .filter({ hasText: /^Reconnecting in 4 s: too many live tails open/ })
+        .waitFor({ timeout: 5000 });
+      const afterFirst = tails();
+      await page.clock.runFor(4_100);
+      await live
+        .filter({ hasText: /^Reconnecting in 8 s: too many live tails open/ })
+        .waitFor({ timeout: 5000 });
+      assert.equal(tails(), afterFirst + 1);
+
+      // The gateway could not read the log: the badge names the error, not just "Reconnecting…".
+      answer = {
+        status: 200,
+        type: 'text/event-stream',
+        body: 'event: ready\ndata: {"next":2}\n\nevent: error\ndata: {"message":"log line 3 is damaged"}\n\n',
+      };
+      await page.clock.runFor(8_100);
+      await live
+        .filter({
+          hasText: /Reconnecting in \d+ s: the gateway could not read the log: log line 3 is damaged/,
+        })
+        .waitFor({ timeout: 5000 });
+      assert.deepEqual(watch.errors, []);
+      await page.context().close();
+    });
+
+    test('a key refused for the live tail asks for a key', async () => {
+      const { page, watch } = await open('#session=live-1');
+      await page.locator('.msg', { hasText: 'q1' }).waitFor();
+      await page.route('**/v1/sessions/live-1/tail?*', (route) =>
+        route.fulfill({
+          status: 401,
+          contentType: 'application/json',
+          body: JSON.stringify({ error: { message: 'key required', type: 'authentication_error' } }),
+        }),
+      );
+      // The tail drops (the gateway restarted); the next one is refused.
+      await reopen(page);
+      await page.locator('#key-panel').waitFor({ timeout: 5000 });
+      assert.equal(await page.locator('#main').isVisible(), false);
       assert.deepEqual(watch.errors, []);
       await page.context().close();
     });
