@@ -80,15 +80,24 @@ function route() {
 }
 
 /**
+ * The location hash (without `#`) that names a session's conversation.
+ * @param {string} session
+ * @param {string} [chat]
+ */
+function routeHash(session, chat) {
+  const params = new URLSearchParams({ session });
+  if (chat && chat !== session) params.set('chat', chat);
+  return params.toString();
+}
+
+/**
  * Shows a session's conversation. Picking the one the address already names (after it failed to
  * load) changes no hash, so it loads again here.
  * @param {string} session
  * @param {string} [chat]
  */
 function go(session, chat) {
-  const params = new URLSearchParams({ session });
-  if (chat && chat !== session) params.set('chat', chat);
-  const hash = params.toString();
+  const hash = routeHash(session, chat);
   if (location.hash.slice(1) === hash) void showRoute().catch(showError);
   else location.hash = hash;
 }
@@ -321,7 +330,9 @@ function treeAfterEvents() {
 }
 
 async function showRoute() {
-  const { session, chat } = route();
+  const named = route();
+  let session = named.session;
+  const chat = named.chat;
   if (!session) {
     state.conversation?.close();
     state.conversation = undefined;
@@ -346,8 +357,29 @@ async function showRoute() {
   /** Whether the summary, tree and title shown are this route's. */
   let shown = false;
   try {
-    const detail = await getJson(path`/v1/sessions/${session}`);
+    let detail = await getJson(path`/v1/sessions/${session}`);
     if (turn !== state.route) return;
+    /** The shown conversation's own detail, when the session's is not it. */
+    let targetDetail;
+    // A sub-agent, side chat or branch picked in the list belongs to its agent session: show it
+    // there, with the session's summary and tree, and name the session in the address.
+    const owner = detail.header?.conversation?.session;
+    if (typeof owner === 'string' && owner !== '' && owner !== session) {
+      const ownerDetail = await getJson(path`/v1/sessions/${owner}`).catch((err) => {
+        // A session whose main chat is gone (or not the key's): the chat stays its own session.
+        if (err instanceof ApiError && err.status === 404) return undefined;
+        throw err;
+      });
+      if (turn !== state.route) return;
+      if (ownerDetail) {
+        if (target === session) targetDetail = detail;
+        session = owner;
+        detail = ownerDetail;
+        state.session = owner;
+        history.replaceState(null, '', `#${routeHash(owner, target)}`);
+        if (state.items.length > 0) renderSessions(ui.list, state.items, owner, (id) => go(id));
+      }
+    }
     shown = true;
     replace(ui.summary, sessionSummary(detail));
     showTree(detail, session, target);
@@ -372,7 +404,7 @@ async function showRoute() {
       },
     });
     state.conversation = view;
-    await view.open(target === session ? detail : undefined);
+    await view.open(target === session ? detail : targetDetail);
   } catch (err) {
     if (turn !== state.route) return;
     if (err instanceof DOMException && err.name === 'AbortError') return;

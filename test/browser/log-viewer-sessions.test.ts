@@ -19,6 +19,7 @@ describe(
     let gw: TestGateway;
     let browser: Browser;
     let ccMain: string;
+    let ccSub: string;
 
     /** A Claude Code request (no x-session-id): the session comes from its own header. */
     async function claudeCode(text: string, extra: Record<string, string> = {}): Promise<string> {
@@ -50,6 +51,8 @@ describe(
       );
       gw.clock.advance(1000);
       ccMain = await claudeCode('main task');
+      gw.clock.advance(1000);
+      ccSub = await claudeCode('a sub-agent task', { 'x-claude-code-agent-id': 'agent-abc' });
       browser = await launchBrowser();
     });
     after(async () => {
@@ -219,6 +222,38 @@ describe(
       await reopen(page);
       await page.locator('#key-panel').waitFor({ timeout: 5000 });
       assert.equal(await page.locator('#main').isVisible(), false);
+      assert.deepEqual(watch.errors, []);
+      await page.context().close();
+    });
+
+    test('a sub-agent picked in the list shows in its session: the summary, title and address name the session', async () => {
+      const { page, watch } = await open();
+      await page.fill('#filter-q', 'agent-abc');
+      await page.click('#filters button[type=submit]');
+      await page.locator('#sessions-list .session-id', { hasText: ccSub }).waitFor();
+      assert.equal(await page.locator('#sessions-list .session-id').count(), 1);
+      await page.click('#sessions-list .session-open');
+      await page.locator('.msg', { hasText: 'a sub-agent task' }).waitFor();
+      assert.equal(
+        await page.locator('#conversation-title').textContent(),
+        `Conversation ${ccSub} (of ${ccMain})`,
+      );
+      const sessionFact = page.locator('#session-summary .facts dt', { hasText: 'Session' }).locator('+ dd');
+      assert.equal(await sessionFact.textContent(), ccMain);
+      assert.ok(
+        page.url().endsWith(`#session=${encodeURIComponent(ccMain)}&chat=${encodeURIComponent(ccSub)}`),
+        page.url(),
+      );
+      assert.equal(
+        await page.locator('#conversation-tree button.conversation.selected .conversation-id').textContent(),
+        ccSub,
+      );
+      // The main conversation, picked in the tree, is the session itself.
+      await page.locator('#conversation-tree button.conversation').first().click();
+      await page.locator('.msg', { hasText: 'main task' }).waitFor();
+      assert.equal(await page.locator('#conversation-title').textContent(), `Conversation ${ccMain}`);
+      assert.equal(await sessionFact.textContent(), ccMain);
+      assert.ok(page.url().endsWith(`#session=${encodeURIComponent(ccMain)}`), page.url());
       assert.deepEqual(watch.errors, []);
       await page.context().close();
     });
