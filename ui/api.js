@@ -41,12 +41,32 @@ export function storeKey(key) {
   memoryKey = key;
 }
 
+/**
+ * The first character a key cannot have (keys are printable ASCII; a header cannot carry other
+ * characters), as `U+XXXX`, or undefined when the key is all printable ASCII.
+ * @param {string} key
+ */
+export function badKeyChar(key) {
+  for (const ch of key) {
+    const cp = ch.codePointAt(0) ?? 0;
+    if (cp < 0x21 || cp > 0x7e) return `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
+  }
+  return undefined;
+}
+
 /** @type {string | null} */
 let memoryKey = storedKey();
 
-/** @returns {Record<string, string>} */
+/**
+ * The key header. A stored key that cannot be sent (a character outside printable ASCII) is
+ * answered like a key the gateway refused, a 401, so the page asks for another.
+ * @returns {Record<string, string>}
+ */
 function headers() {
-  return memoryKey ? { authorization: `Bearer ${memoryKey}` } : {};
+  if (!memoryKey) return {};
+  const bad = badKeyChar(memoryKey);
+  if (bad) throw new ApiError(401, `the key has a character a key cannot have (${bad})`);
+  return { authorization: `Bearer ${memoryKey}` };
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import { byId, el, replace } from './dom.js';
 import { num } from './format.js';
-import { ApiError, getJson, path, storedKey, storeKey } from './api.js';
+import { ApiError, badKeyChar, getJson, path, storedKey, storeKey } from './api.js';
 import { listSessions, renderSessions } from './sessions.js';
 import { ConversationView } from './conversation.js';
 import { sessionSummary } from './session-summary.js';
@@ -435,6 +435,12 @@ ui.keyForm.addEventListener('submit', (event) => {
   event.preventDefault();
   const key = ui.keyInput.value.trim();
   if (!key) return;
+  // A pasted smart quote or zero-width space cannot go in a header: say so rather than send it.
+  const bad = badKeyChar(key);
+  if (bad) {
+    ui.keyError.textContent = `That is not a key: keys are printable ASCII, and this one has ${bad}${bad === 'U+0020' ? ' (a space)' : ''}. Paste it again without it.`;
+    return;
+  }
   storeKey(key);
   ui.keyInput.value = '';
   showWho();

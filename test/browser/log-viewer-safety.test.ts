@@ -125,6 +125,40 @@ describe('log viewer safety in a browser', { skip: noBrowser, timeout: 180_000 }
       await page.context().close();
     });
 
+    test('a key with a character no key has is refused at entry; one stored is treated as refused', async () => {
+      const { page, watch } = await watchedPage(browser);
+      await page.goto(`${gw.url}/ui`);
+      await page.locator('#key-panel').waitFor();
+      // A smart quote pasted with the key.
+      await signIn(page, `${research.key}\u2019`);
+      await page
+        .locator('#key-error', { hasText: 'keys are printable ASCII, and this one has U+2019' })
+        .waitFor({ timeout: 5000 });
+      assert.equal(await page.locator('#fatal').isVisible(), false);
+      assert.equal(await page.evaluate(() => sessionStorage.length), 0, 'the bad key is not kept');
+      await page.context().close();
+
+      // A key with a zero-width space already in the tab's storage (kept before this check).
+      const stored = await watchedPage(browser);
+      await stored.page.addInitScript((key) => {
+        if (!sessionStorage.getItem('oda.ui.key.seeded')) {
+          sessionStorage.setItem('oda.ui.key', key);
+          sessionStorage.setItem('oda.ui.key.seeded', '1');
+        }
+      }, `${research.key}\u200b`);
+      await stored.page.goto(`${gw.url}/ui`);
+      await stored.page.locator('#key-panel').waitFor({ timeout: 5000 });
+      await stored.page.locator('#key-error', { hasText: 'That key was refused.' }).waitFor();
+      assert.equal(await stored.page.locator('#fatal').isVisible(), false);
+      assert.equal(await stored.page.evaluate(() => sessionStorage.getItem('oda.ui.key')), null);
+      await stored.page.reload();
+      await stored.page.locator('#key-panel').waitFor({ timeout: 5000 });
+      await signIn(stored.page, research.key);
+      await stored.page.locator('#sessions-list .session-id', { hasText: 't:research:plans' }).waitFor();
+      assert.deepEqual([...watch.errors, ...stored.watch.errors], []);
+      await stored.page.context().close();
+    });
+
     test("an admin key shows every team's sessions", async () => {
       const { page, watch } = await watchedPage(browser);
       await page.goto(`${gw.url}/ui`);
