@@ -254,6 +254,7 @@ function treeList(nodes, session, selected) {
               type: 'button',
               class: id === selected ? 'conversation selected' : 'conversation',
               'aria-current': id === selected ? 'true' : undefined,
+              title: id,
             },
             data: { id },
             on: { click: () => go(session, id) },

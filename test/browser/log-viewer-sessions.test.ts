@@ -257,5 +257,42 @@ describe(
       assert.deepEqual(watch.errors, []);
       await page.context().close();
     });
+
+    test('a 128-character chat id is cut short in the tree, whole in its title; its count stays in view', async () => {
+      const id = `${'a'.repeat(60)}.${'b'.repeat(67)}`;
+      await openaiCall(
+        { url: gw.url, session: id },
+        { model: 'gpt-live', messages: [{ role: 'user', content: 'long id' }] },
+      );
+      const { page, watch } = await open(`#session=${id}`);
+      await page.setViewportSize({ width: 1100, height: 800 });
+      const node = page.locator('#conversation-tree button.conversation').first();
+      await node.waitFor();
+      await page.locator('.msg', { hasText: 'long id' }).waitFor();
+      assert.equal(await node.getAttribute('title'), id);
+      const boxes = await node.evaluate((button) => {
+        const b = button.getBoundingClientRect();
+        const count = button.querySelector('.muted')!.getBoundingClientRect();
+        const tree = document.getElementById('conversation-tree')!.getBoundingClientRect();
+        return { button: b.right, count: count.right, countWidth: count.width, tree: tree.right };
+      });
+      assert.ok(
+        boxes.countWidth > 0 && boxes.count <= boxes.button + 0.5,
+        `the count is inside the button ${JSON.stringify(boxes)}`,
+      );
+      assert.ok(boxes.button <= boxes.tree + 0.5, `the button is inside the tree ${JSON.stringify(boxes)}`);
+      const widths = await page.evaluate(() => ({
+        page: document.documentElement.scrollWidth,
+        view: document.documentElement.clientWidth,
+        panel: document.getElementById('session-panel')!.scrollWidth,
+        panelView: document.getElementById('session-panel')!.clientWidth,
+      }));
+      assert.ok(
+        widths.page <= widths.view && widths.panel <= widths.panelView,
+        `no sideways scroll ${JSON.stringify(widths)}`,
+      );
+      assert.deepEqual(watch.errors, []);
+      await page.context().close();
+    });
   },
 );
