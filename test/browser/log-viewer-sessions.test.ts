@@ -228,6 +228,8 @@ describe(
 
     test('a sub-agent picked in the list shows in its session: the summary, title and address name the session', async () => {
       const { page, watch } = await open();
+      // The unfiltered list first: its answer must not land after the filtered one.
+      await page.locator('#sessions-list .session-id', { hasText: 'live-1' }).first().waitFor();
       await page.fill('#filter-q', 'agent-abc');
       await page.click('#filters button[type=submit]');
       await page.locator('#sessions-list .session-id', { hasText: ccSub }).waitFor();
@@ -291,6 +293,36 @@ describe(
         widths.page <= widths.view && widths.panel <= widths.panelView,
         `no sideways scroll ${JSON.stringify(widths)}`,
       );
+      assert.deepEqual(watch.errors, []);
+      await page.context().close();
+    });
+
+    test('at phone width the list and the session stack, each the page wide, with no sideways scroll', async () => {
+      const { page, watch } = await open();
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.locator('#sessions-list .session-id', { hasText: 'live-1' }).first().waitFor();
+      await page
+        .locator('#sessions-list button', { has: page.locator('.session-id', { hasText: /^live-1$/ }) })
+        .click();
+      await page.locator('.msg', { hasText: 'q1' }).waitFor();
+      const layout = await page.evaluate(() => {
+        const list = document.getElementById('sessions-list')!.getBoundingClientRect();
+        const panel = document.getElementById('session-panel')!.getBoundingClientRect();
+        return {
+          page: document.documentElement.scrollWidth,
+          view: document.documentElement.clientWidth,
+          list: list.width,
+          listBottom: list.bottom,
+          panel: panel.width,
+          panelTop: panel.top,
+          turns: document.getElementById('turns')!.getBoundingClientRect().height,
+        };
+      });
+      const about = JSON.stringify(layout);
+      assert.ok(layout.page <= layout.view, `no sideways scroll ${about}`);
+      assert.ok(layout.list >= 350 && layout.panel >= 350, `each the page wide ${about}`);
+      assert.ok(layout.panelTop >= layout.listBottom, `the session below the list ${about}`);
+      assert.ok(layout.turns >= 300, `the turns have room ${about}`);
       assert.deepEqual(watch.errors, []);
       await page.context().close();
     });
