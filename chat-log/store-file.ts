@@ -35,6 +35,7 @@ import type { ChatListQuery, ChatPage } from './chat-page.ts';
 import { StoreFileIndex } from './store-file-index.ts';
 import { readEventLines, readEvents } from './file-read-events.ts';
 import { syncDir, writeTemp } from './file-write-temp.ts';
+import { claimDataDir, type DataDirClaim } from './data-dir-claim.ts';
 
 export interface FileLogBackendOptions {
   dataDir: string;
@@ -54,6 +55,12 @@ export interface FileLogBackendOptions {
   log?: IndexLog;
   /** Names set-aside torn tails; defaults to the system clock. */
   clock?: Clock;
+  /**
+   * Take `dataDir` for this process (`data-dir-claim.ts`), as a gateway does: the constructor throws
+   * `DataDirInUseError` when another running gateway holds it; `close` releases it. Readers beside a
+   * gateway and tests leave it off.
+   */
+  claim?: boolean;
 }
 
 /** A chat in memory: its opening, and its state once opened. */
@@ -84,8 +91,11 @@ export class FileLogBackend implements LogBackend {
   private readonly maxOpenFiles: number;
   private readonly maxOpenChats: number;
   private readonly index: StoreFileIndex;
+  private readonly claim: DataDirClaim | undefined;
 
   constructor(opts: FileLogBackendOptions) {
+    // First: a store refused its dataDir has touched nothing in it.
+    this.claim = opts.claim ? claimDataDir(opts.dataDir, { log: opts.log }) : undefined;
     this.fsync = opts.fsync ?? 'batch';
     this.maxOpenFiles = opts.maxOpenFiles ?? 256;
     this.maxOpenChats = opts.maxOpenChats ?? 1000;
@@ -397,6 +407,10 @@ export class FileLogBackend implements LogBackend {
     await Promise.all([...this.writers.values()].map((w) => w.close().catch(() => undefined)));
     this.writers.clear();
     this.open.clear();
-    await this.index.close();
+    try {
+      await this.index.close();
+    } finally {
+      this.claim?.release();
+    }
   }
 }

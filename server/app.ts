@@ -70,11 +70,19 @@ export interface AppDeps {
   random?: () => number;
   ids?: () => string;
   metrics?: Metrics;
+  /**
+   * Open the store's index (and start its check) in createApp; default true. The process passes
+   * false and calls `Gateway.openStore` once it listens, so a start that cannot bind its port leaves
+   * the index alone.
+   */
+  openStoreAtStart?: boolean;
 }
 
 export interface Gateway {
   readonly app: Express;
   readonly context: AppContext;
+  /** Opens the store's index and starts its check in the background (once; see `openStoreAtStart`). */
+  openStore(): void;
   /** Flushes the chat log and closes upstream connections. */
   close(): Promise<void>;
 }
@@ -95,6 +103,8 @@ function storeBackend(config: Readonly<Config>, logger: Logger): LogBackend {
     dataDir: config.dataDir,
     fsync: config.store.kind === 'file' ? config.store.fsync : 'batch',
     log,
+    // Two gateways on one dataDir would interleave appends and rebuild each other's index.
+    claim: true,
   });
 }
 
@@ -147,7 +157,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
   };
   context.metrics.observeChats(() => chatLog.stats());
   // The chat index's check (and rebuild, when needed) starts now, in the background.
-  backend.openIndex?.();
+  if (deps.openStoreAtStart !== false) backend.openIndex?.();
   const ids = deps.ids ?? randomUUID;
 
   const app = express();
@@ -261,6 +271,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
   return {
     app,
     context,
+    openStore: () => backend.openIndex?.(),
     async close() {
       context.metrics.close();
       await context.usage.close();

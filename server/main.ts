@@ -7,6 +7,7 @@
 import type { Server } from 'node:http';
 import { createApp } from './app.ts';
 import { ConfigError, loadConfig } from '../config/config.ts';
+import { DataDirInUseError } from '../chat-log/data-dir-claim.ts';
 import { listenGateway } from './listen.ts';
 import { createLogger } from './logger.ts';
 
@@ -32,11 +33,26 @@ async function main(): Promise<void> {
     throw e;
   }
   const logger = createLogger(config.logLevel);
-  const gateway = createApp(config, { logger });
+  let gateway;
+  try {
+    // The file store claims its dataDir here (before the port), and opens nothing else yet.
+    gateway = createApp(config, { logger, openStoreAtStart: false });
+  } catch (e) {
+    if (e instanceof DataDirInUseError) {
+      logger.fatal({ dataDir: config.dataDir, holder: e.holder }, e.message);
+      process.exit(1);
+    }
+    throw e;
+  }
   const server: Server = listenGateway(gateway, config, logger);
+  server.on('listening', () => gateway.openStore());
   server.on('error', (err) => {
     logger.fatal({ err }, 'cannot listen');
-    process.exit(1);
+    // Releases the dataDir claim; the index was never opened.
+    void gateway
+      .close()
+      .catch(() => undefined)
+      .finally(() => process.exit(1));
   });
 
   let stopping = false;

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeProvider } from '../fake-provider/fake-provider.ts';
 import { openaiCompletion, openaiStream } from '../fake-provider/fake-bodies.ts';
@@ -268,4 +268,60 @@ describe('the gateway process run from source (server/main.ts under tsx)', () =>
       }
     },
   );
+  test('a second gateway on the same dataDir is refused without touching it; a port in use leaves the dataDir alone; a hard-killed claim is taken over', async () => {
+    const dir = tempDir('oda-proc-claim-');
+    const dataDir = join(dir, 'data');
+    const env = { PORT: '0', ODA_DATA_DIR: dataDir, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' };
+    const first = startMain(env);
+    const others: ChildProcess[] = [first.child];
+    try {
+      const base = await first.url;
+      const second = startMain(env);
+      others.push(second.child);
+      // A second gateway that starts anyway is stopped, so the test fails instead of waiting on it.
+      if (
+        (await second.url.then(
+          () => 'listening',
+          () => 'exited',
+        )) === 'listening'
+      )
+        second.child.kill();
+      assert.equal(await exitCode(second.child), 1, second.out());
+      assert.match(
+        second.out(),
+        new RegExp(`dataDir ${dataDir} is in use by another gateway \\(pid ${first.child.pid} on host `),
+      );
+      assert.doesNotMatch(second.out(), /chat index/, 'the refused gateway never opened the index');
+      assert.equal((await fetch(`${base}/healthz`)).status, 200);
+
+      // Its port taken: the start fails before the dataDir's index is opened, and leaves no claim.
+      const otherDir = join(dir, 'other');
+      const busy = startMain({ ...env, ODA_DATA_DIR: otherDir, PORT: new URL(base).port });
+      others.push(busy.child);
+      if (
+        (await busy.url.then(
+          () => 'listening',
+          () => 'exited',
+        )) === 'listening'
+      )
+        busy.child.kill();
+      assert.equal(await exitCode(busy.child), 1, busy.out());
+      assert.match(busy.out(), /cannot listen/);
+      assert.doesNotMatch(busy.out(), /chat index/);
+      assert.deepEqual(existsSync(otherDir) ? readdirSync(otherDir) : [], []);
+
+      // A gateway killed hard leaves its claim; the next start takes it over and says so.
+      first.child.kill('SIGKILL');
+      await exitCode(first.child);
+      const next = startMain(env);
+      others.push(next.child);
+      await next.url;
+      assert.match(next.out(), /taking over the claim on dataDir .* of a gateway no longer running/);
+      next.child.kill('SIGTERM');
+      assert.equal(await exitCode(next.child), 0);
+      assert.equal(existsSync(join(dataDir, 'gateway.lock')), false, 'a clean stop releases the claim');
+    } finally {
+      for (const c of others) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    }
+  });
 });
