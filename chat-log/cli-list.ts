@@ -1,13 +1,16 @@
 /**
- * `oda-gateway log list [--limit N] [--cursor C] [--team T] [--prefix P] [--data-dir DIR]`: one page
- * of the chats of a data directory, newest activity first, as JSON lines, from the same lasting
- * index the gateway pages `GET /v1/sessions` with (never one read per chat). When more chats
- * follow, the cursor of the next page is printed on stderr. Safe beside a running gateway: the
- * index is only checked against the chat files when the gateway that wrote it is gone.
+ * `oda-gateway log list [--limit N] [--cursor C] [--team T] [--prefix P] [--config FILE] [--data-dir DIR]`:
+ * one page of the chats of the gateway's store (`cli-store.ts`: its config's data directory or
+ * Redis store, or the data directory `--data-dir` names), newest activity first, as JSON lines, from
+ * the same lasting index the gateway pages `GET /v1/sessions` with (never one read per chat). When
+ * more chats follow, the cursor of the next page is printed on stderr. Safe beside a running
+ * gateway: the file store's index is only checked against the chat files when the gateway that
+ * wrote it is gone; on Redis nothing is written.
  */
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { CliIo } from './cli-io.ts';
+import { cliStore, redisReader, redisTrouble, type CliStore } from './cli-store.ts';
 import { FileLogBackend } from './store-file.ts';
 import {
   DEFAULT_PAGE_LIMIT,
@@ -15,10 +18,12 @@ import {
   decodeCursor,
   encodeCursor,
   type ChatListQuery,
+  type ChatPage,
 } from './chat-page.ts';
 
-const USAGE = 'usage: oda-gateway log list [--limit N] [--cursor C] [--team T] [--prefix P] [--data-dir DIR]';
-const FLAGS = ['--limit', '--cursor', '--team', '--prefix', '--data-dir'];
+const USAGE =
+  'usage: oda-gateway log list [--limit N] [--cursor C] [--team T] [--prefix P] [--config FILE] [--data-dir DIR]';
+const FLAGS = ['--limit', '--cursor', '--team', '--prefix', '--config', '--data-dir'];
 
 /** `--name value` and `--name=value` options; undefined when a flag is unknown or has no value. */
 function options(args: readonly string[]): Map<string, string> | undefined {
@@ -59,7 +64,10 @@ export async function logList(args: readonly string[], io: CliIo): Promise<numbe
   if (team !== undefined) query.team = team;
   const prefix = opts.get('--prefix');
   if (prefix !== undefined) query.idPrefix = prefix;
-  const dataDir = resolve(opts.get('--data-dir') ?? process.env.ODA_DATA_DIR ?? './data');
+  const where = cliStore(opts.get('--config'), opts.get('--data-dir'), io);
+  if (where === undefined) return 1;
+  if (where.kind === 'redis') return listRedis(where, query, io);
+  const { dataDir } = where;
   if (!existsSync(join(dataDir, 'chats'))) {
     io.err(`no chat log in ${dataDir} (no chats folder)`);
     return 1;
@@ -71,12 +79,40 @@ export async function logList(args: readonly string[], io: CliIo): Promise<numbe
   });
   try {
     await backend.indexReady();
-    const page = await backend.listPage(query);
-    for (const chat of page.chats) io.out(JSON.stringify(chat));
-    if (page.next) io.err(`more chats: --cursor ${encodeCursor(page.next)}`);
+    printPage(await backend.listPage(query), io);
     return 0;
   } catch (err) {
     io.err((err as Error).message);
+    return 1;
+  } finally {
+    await backend.close();
+  }
+}
+
+function printPage(page: ChatPage, io: CliIo): void {
+  for (const chat of page.chats) io.out(JSON.stringify(chat));
+  if (page.next) io.err(`more chats: --cursor ${encodeCursor(page.next)}`);
+}
+
+/** The page from a Redis store, read-only (the activity sets' check is left to the gateways). */
+async function listRedis(
+  where: Extract<CliStore, { kind: 'redis' }>,
+  query: ChatListQuery,
+  io: CliIo,
+): Promise<number> {
+  const backend = redisReader(where);
+  try {
+    printPage(await backend.listPage(query), io);
+    const missing = await backend.unindexedChats();
+    if (missing > 0) {
+      io.err(
+        `note: ${missing} chat(s) are not in the activity index yet and may be missing from this page ` +
+          '(a gateway adds them when it starts)',
+      );
+    }
+    return 0;
+  } catch (err) {
+    io.err(redisTrouble(where, err));
     return 1;
   } finally {
     await backend.close();

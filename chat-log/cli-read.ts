@@ -1,21 +1,26 @@
 /**
- * `oda-gateway log read <chat id or file> [--offset N] [--length N] [--data-dir DIR]`: prints part
- * of a chat log as JSON lines, for people who support chats. A file is read through the definition
- * of the version that wrote it (older logs are shown converted to the current version); a chat id
- * is looked up in the data directory (`--data-dir`, else ODA_DATA_DIR, else ./data). It never writes:
- * a torn last line is reported, not set aside, and an older log is converted in memory only.
+ * `oda-gateway log read <chat id or file> [--offset N] [--length N] [--config FILE] [--data-dir DIR]`:
+ * prints part of a chat log as JSON lines, for people who support chats. A file is read through the
+ * definition of the version that wrote it (older logs are shown converted to the current version);
+ * a chat id is looked up in the gateway's store (`cli-store.ts`: its config's data directory or
+ * Redis store, or the data directory `--data-dir` names). It never writes: on the file store the
+ * chat's file is read directly (never through the store, whose opening sets a torn tail aside), a
+ * torn last line is reported, not set aside, and an older log is converted in memory only; a Redis
+ * store is read without a lock.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { CliIo } from './cli-io.ts';
+import { cliStore, redisReader, redisTrouble, type CliStore } from './cli-store.ts';
 import { besidePath, readLogText, upgradeToCurrent } from './convert.ts';
 import { isChatId, pathInside } from './chat-id.ts';
 import { parseReadRange } from './read-range.ts';
 import type { Event } from './format/current.ts';
 import { CURRENT_VERSION } from './format/index.ts';
 
-const USAGE = 'usage: oda-gateway log read <chat id or file> [--offset N] [--length N] [--data-dir DIR]';
-const OPTIONS = new Set(['--offset', '--length', '--data-dir']);
+const USAGE =
+  'usage: oda-gateway log read <chat id or file> [--offset N] [--length N] [--config FILE] [--data-dir DIR]';
+const OPTIONS = new Set(['--offset', '--length', '--config', '--data-dir']);
 
 /** The target and the options (`--name value` or `--name=value`); a message for anything else. */
 function parseArgs(args: readonly string[]): { target: string; options: Map<string, string> } | string {
@@ -78,7 +83,10 @@ export async function logRead(args: readonly string[], io: CliIo): Promise<numbe
   }
   let file = target;
   if (!isFile(target)) {
-    const dataDir = resolve(options.get('--data-dir') ?? process.env.ODA_DATA_DIR ?? './data');
+    const where = cliStore(options.get('--config'), options.get('--data-dir'), io);
+    if (where === undefined) return 1;
+    if (where.kind === 'redis') return readRedis(where, target, range, io);
+    const { dataDir } = where;
     const found = chatFile(dataDir, target);
     if (found === undefined) {
       io.err(`no chat "${target}" in ${dataDir} (and no such file)`);
@@ -107,4 +115,27 @@ export async function logRead(args: readonly string[], io: CliIo): Promise<numbe
   );
   for (const e of events) io.out(JSON.stringify(e));
   return 0;
+}
+
+/** Chat `id`'s events in `range` from a Redis store, read-only. */
+async function readRedis(
+  where: Extract<CliStore, { kind: 'redis' }>,
+  id: string,
+  range: { offset: number; length: number | undefined },
+  io: CliIo,
+): Promise<number> {
+  const backend = redisReader(where);
+  try {
+    if ((await backend.header(id)) === undefined) {
+      io.err(`no chat "${id}" in the Redis store at ${where.shown} (and no such file)`);
+      return 1;
+    }
+    for (const e of await backend.read(id, range.offset, range.length)) io.out(JSON.stringify(e));
+    return 0;
+  } catch (err) {
+    io.err(redisTrouble(where, err));
+    return 1;
+  } finally {
+    await backend.close();
+  }
 }

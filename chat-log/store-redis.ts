@@ -62,6 +62,11 @@ export interface RedisLogBackendOptions {
   onError?: (err: Error) => void;
   /** Progress of the activity index check (the gateway passes its logger). */
   log?: (level: 'info' | 'warn', message: string, fields: Record<string, unknown>) => void;
+  /**
+   * A reader beside running gateways (the command line): never writes and never takes a lock (a
+   * write or lock is refused), and its listings leave the activity sets' check to the gateways.
+   */
+  readOnly?: boolean;
 }
 
 const PREFIX_RE = /^[A-Za-z0-9._:{}-]{0,64}$/;
@@ -79,7 +84,10 @@ const MAX_APPEND_ROUNDS = 100;
 export class RedisLogBackend implements LogBackend {
   readonly prefix: string;
   private readonly connection: RedisConnection;
-  private readonly opts: Required<Omit<RedisLogBackendOptions, 'onError' | 'prefix' | 'url' | 'log'>>;
+  private readonly opts: Required<
+    Omit<RedisLogBackendOptions, 'onError' | 'prefix' | 'url' | 'log' | 'readOnly'>
+  >;
+  private readonly readOnly: boolean;
   private readonly log: RedisLogBackendOptions['log'];
   private readonly appendMutex = new KeyedMutex();
   private readonly lockMutex = new KeyedMutex();
@@ -97,6 +105,7 @@ export class RedisLogBackend implements LogBackend {
     }
     this.prefix = prefix;
     this.log = opts.log;
+    this.readOnly = opts.readOnly ?? false;
     this.opts = {
       readyWaitMs: opts.readyWaitMs ?? 1000,
       connectTimeoutMs: opts.connectTimeoutMs ?? 2000,
@@ -123,6 +132,11 @@ export class RedisLogBackend implements LogBackend {
       log: this.log,
       closed: () => this.closed,
     });
+  }
+
+  /** Refuses `what` on a read-only store. */
+  private writing(what: string): void {
+    if (this.readOnly) throw new OdaError('ODA_ERR_INTERNAL', 500, `read-only Redis store: cannot ${what}`);
   }
 
   private key(id: string, part: 'header' | 'events' | 'last' | 'checkpoints' | 'lock'): string {
@@ -152,6 +166,7 @@ export class RedisLogBackend implements LogBackend {
   }
 
   async create(header: Header, seed: readonly Event[] = []): Promise<'created' | 'exists'> {
+    this.writing('create a chat');
     assertChatId(header.id);
     const line = headerLine(header).slice(0, -1);
     const prepared = prepareSeed(seed);
@@ -224,6 +239,7 @@ export class RedisLogBackend implements LogBackend {
     expectedCount?: number,
     opts: AppendOptions = {},
   ): Promise<Event[]> {
+    this.writing('append');
     assertChatId(id);
     // The team's activity set moves with the chat (the header is cached: usually no round trip).
     const team = (await this.header(id))?.team;
@@ -306,8 +322,10 @@ export class RedisLogBackend implements LogBackend {
    * it found and a cursor where it stopped), then the page's headers and counts in one pipeline.
    */
   async listPage(q: ChatListQuery): Promise<ChatPage> {
-    const indexing = this.activity.start(); // a first listing checks the sets against the chat set
-    if ((await indexing.small) === true) await indexing.done;
+    if (!this.readOnly) {
+      const indexing = this.activity.start(); // a first listing checks the sets against the chat set
+      if ((await indexing.small) === true) await indexing.done;
+    }
     const run = this.repeatable.bind(this);
     const { shown, next } = await scanActivity(run, this.activityKey(q.team), q);
     const chats = await listedSummaries(run, (id, part) => this.key(id, part), shown);
@@ -319,7 +337,18 @@ export class RedisLogBackend implements LogBackend {
 
   /** Starts the activity-set check in the background (the gateway calls it at start). */
   openIndex(): void {
-    void this.activity.start();
+    if (!this.readOnly) void this.activity.start();
+  }
+
+  /**
+   * Chats not yet in the activity set (created by a gateway before paged listing): listings miss
+   * them until a gateway's check adds them. Read only.
+   */
+  async unindexedChats(): Promise<number> {
+    const [chats, indexed] = await this.repeatable(async (r) =>
+      results(await r.multi().scard(this.chatsKey).zcard(this.activityKey()).exec()),
+    );
+    return Math.max(0, (chats as number) - (indexed as number));
   }
 
   /**
@@ -355,6 +384,7 @@ export class RedisLogBackend implements LogBackend {
   }
 
   async withLock<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    this.writing('take a chat lock');
     assertChatId(id);
     // Holders in this process queue locally, so only one of them at a time polls Redis.
     return this.lockMutex.run(id, () => this.lock.hold(this.key(id, 'lock'), `chat ${id}`, fn));
@@ -369,6 +399,7 @@ export class RedisLogBackend implements LogBackend {
   }
 
   async putCheckpoint(id: string, checkpoint: StoredCheckpoint): Promise<void> {
+    this.writing('store a checkpoint');
     assertChatId(id);
     assertChatId(checkpoint.model, 'read model name');
     await this.repeatable((r) =>

@@ -180,6 +180,29 @@ function baseUrlProblem(baseUrl: string): string | undefined {
   return undefined;
 }
 
+/** The config file at `path` (YAML, or JSON for `.json`), parsed but not yet env-expanded. */
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`cannot read config file ${path}: ${(e as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = /\.json$/i.test(path) ? JSON.parse(text) : parseYaml(text);
+  } catch (e) {
+    const json = /\.json$/i.test(path);
+    throw new ConfigError(
+      `config file ${path} is not valid ${json ? 'JSON' : 'YAML'}: ${parseErrorWhere(e, text, json)}`,
+    );
+  }
+  if (parsed !== null && parsed !== undefined && (typeof parsed !== 'object' || Array.isArray(parsed))) {
+    throw new ConfigError(`config file ${path} must hold an object at the top level`);
+  }
+  return (parsed ?? {}) as Record<string, unknown>;
+}
+
 /**
  * Loads configuration: the file named by ODA_CONFIG (YAML or JSON) when given, then the environment
  * (HOST, PORT, ODA_DATA_DIR, and the zero-config providers OPENAI_* / ANTHROPIC_*).
@@ -187,27 +210,7 @@ function baseUrlProblem(baseUrl: string): string | undefined {
 export function loadConfig(env: Record<string, string | undefined>, configPath?: string): Readonly<Config> {
   const path = configPath ?? env.ODA_CONFIG;
   let raw: Record<string, unknown> = {};
-  if (path) {
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch (e) {
-      throw new ConfigError(`cannot read config file ${path}: ${(e as Error).message}`);
-    }
-    let parsed: unknown;
-    try {
-      parsed = /\.json$/i.test(path) ? JSON.parse(text) : parseYaml(text);
-    } catch (e) {
-      const json = /\.json$/i.test(path);
-      throw new ConfigError(
-        `config file ${path} is not valid ${json ? 'JSON' : 'YAML'}: ${parseErrorWhere(e, text, json)}`,
-      );
-    }
-    if (parsed !== null && parsed !== undefined && (typeof parsed !== 'object' || Array.isArray(parsed))) {
-      throw new ConfigError(`config file ${path} must hold an object at the top level`);
-    }
-    raw = (expandEnv(parsed ?? {}, env) as Record<string, unknown>) ?? {};
-  }
+  if (path) raw = (expandEnv(readConfigFile(path), env) as Record<string, unknown>) ?? {};
   raw = applyEnv(raw, env);
   return parseConfig(raw, { baseDir: process.cwd() });
 }
@@ -228,6 +231,44 @@ function parseErrorWhere(e: unknown, text: string, json: boolean): string {
   return `unexpected content at line ${line}, column ${column}`;
 }
 
+/** Where a gateway keeps its chats: the `dataDir` and `store` of its config. */
+export type StoreConfig = Pick<Config, 'dataDir' | 'store'>;
+
+/**
+ * The `dataDir` and `store` a gateway started with the same file and environment would use (see
+ * `loadConfig`), for the command-line tools: only these keys are expanded and validated, so a
+ * `${VAR}` elsewhere in the file (a provider key) need not be set in the operator's shell.
+ */
+export function loadStoreConfig(
+  env: Record<string, string | undefined>,
+  configPath?: string,
+): Readonly<StoreConfig> {
+  const path = configPath ?? env.ODA_CONFIG;
+  const file = path ? readConfigFile(path) : {};
+  const raw: Record<string, unknown> = {};
+  for (const key of ['dataDir', 'store'] as const) {
+    if (file[key] !== undefined) raw[key] = expandEnv(file[key], env, [key]);
+  }
+  const result = configSchema
+    .pick({ dataDir: true, store: true })
+    .safeParse(applyStoreEnv({ ...raw }, raw, env));
+  if (!result.success) throw new ConfigError(`invalid configuration:\n${describeIssues(result.error)}`);
+  const cfg = result.data;
+  return deepFreeze({ ...cfg, dataDir: resolve(process.cwd(), cfg.dataDir) });
+}
+
+/** The environment's say on where chats are kept (ODA_DATA_DIR; ODA_STORE=redis with REDIS_URL). */
+function applyStoreEnv(
+  out: Record<string, unknown>,
+  raw: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+): Record<string, unknown> {
+  if (env.ODA_DATA_DIR) out.dataDir = env.ODA_DATA_DIR;
+  if (env.REDIS_URL && raw.store === undefined && env.ODA_STORE === 'redis')
+    out.store = { kind: 'redis', url: env.REDIS_URL };
+  return out;
+}
+
 function applyEnv(
   raw: Record<string, unknown>,
   env: Record<string, string | undefined>,
@@ -243,9 +284,7 @@ function applyEnv(
     server.port = port;
   }
   out.server = server;
-  if (env.ODA_DATA_DIR) out.dataDir = env.ODA_DATA_DIR;
-  if (env.REDIS_URL && raw.store === undefined && env.ODA_STORE === 'redis')
-    out.store = { kind: 'redis', url: env.REDIS_URL };
+  applyStoreEnv(out, raw, env);
   if (raw.providers === undefined) {
     // Zero-config: one provider per format from the environment. A bad base URL is named by the
     // variable that set it (there is no config key to name); an empty one counts as unset.

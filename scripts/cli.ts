@@ -27,12 +27,12 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     run: logCheck,
   },
   'log read': {
-    usage: 'log read <chat id or file> [--offset N] [--length N] [--data-dir DIR]',
+    usage: 'log read <chat id or file> [--offset N] [--length N] [--config FILE] [--data-dir DIR]',
     summary: 'print part of a chat log as JSON lines',
     run: logRead,
   },
   'log list': {
-    usage: 'log list [--limit N] [--cursor C] [--team T] [--prefix P] [--data-dir DIR]',
+    usage: 'log list [--limit N] [--cursor C] [--team T] [--prefix P] [--config FILE] [--data-dir DIR]',
     summary: 'list a page of chats, newest activity first, as JSON lines (next cursor on stderr)',
     run: logList,
   },
