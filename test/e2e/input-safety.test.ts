@@ -251,6 +251,8 @@ describe('input safety: ids and names never leave dataDir', () => {
         /^checkpoints\/[A-Za-z0-9._:-]{1,128}\/[A-Za-z0-9._:-]+\.json$/.test(file) ||
         // The file store's chat index (one SQLite file and its journal).
         /^chat-index\.sqlite(-wal|-shm|-journal)?$/.test(file) ||
+        // The running gateway's claim on its dataDir (chat-log/data-dir-claim.ts).
+        file === 'gateway.lock' ||
         // The usage ledger: one file per UTC day, named by the date only (and, while a background
         // flush writes it, its temporary copy, renamed over it next).
         /^usage\/\d{4}-\d{2}-\d{2}\.json(\.tmp)?$/.test(file) ||
