@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../test/helpers/temp-dir.ts';
 import { CLAIM_FILE, DataDirInUseError, claimDataDir, thisHost, type ClaimHost } from './data-dir-claim.ts';
@@ -47,6 +47,29 @@ test('a claim held by a running gateway on this host refuses a second one, namin
   first.release();
   assert.equal(existsSync(join(dataDir, CLAIM_FILE)), false, 'a clean stop removes the claim');
   claimDataDir(dataDir, { host: second }).release();
+});
+
+test('a claim from another host is live while its holder renews it, and stale a minute after it stopped', async () => {
+  const dataDir = tempDir('oda-claim-foreign-');
+  const held = claimDataDir(dataDir, { host: other({ hostname: 'pod-a' }), heartbeatMs: 20 });
+  const path = join(dataDir, CLAIM_FILE);
+  const touched = statSync(path).mtimeMs;
+  await new Promise((resolve) => setTimeout(resolve, 120));
+  assert.ok(statSync(path).mtimeMs > touched, 'the holder touches its claim');
+  const successor = other({ hostname: 'pod-b', pid: 1 });
+  assert.throws(() => claimDataDir(dataDir, { host: successor }), DataDirInUseError);
+  held.release();
+
+  // A holder killed without a word (its pod gone): its claim ages; a minute later it is stale.
+  const killed = claimDataDir(dataDir, { host: other({ hostname: 'pod-a' }), heartbeatMs: 0 });
+  const later = Date.now() + 61_000;
+  const { lines, log } = logged();
+  const taken = claimDataDir(dataDir, { host: successor, now: () => later, log, heartbeatMs: 0 });
+  assert.equal(taken.record.hostname, 'pod-b');
+  assert.match(String(lines[0]?.fields.reason), /holder on host pod-a stopped renewing it 6\d s ago/);
+  killed.release();
+  assert.ok(existsSync(path), "the old holder's release leaves the new claim alone");
+  taken.release();
 });
 
 test('a stale claim (its process gone, the pid reused, or this very pid after a restart) is taken over with a log line', () => {

@@ -9,18 +9,36 @@
  * A claim found in place is stale, and taken over with a log line, when it was made on this host and
  * its process is gone: its pid is not running, or is this very process (a container restarted: the
  * gateway is pid 1 again), or runs another program (the host rebooted since, or the pid started at
- * another time). Any other claim, including every claim made on another host (whose processes cannot
- * be seen from here), is live: the start fails naming the directory and the process. The claim is
- * removed on a clean stop, only while it is still this process's.
+ * another time). A claim made on another host (whose processes cannot be seen from here) is stale
+ * when its holder stopped renewing it: a holder touches its claim every `HEARTBEAT_MS`, and one not
+ * touched for `FOREIGN_STALE_MS` belongs to a gateway that is gone (a pod killed on a shared volume,
+ * its successor under another host name). Any other claim is live: the start fails naming the
+ * directory and the process. The claim is removed on a clean stop, only while it is still this
+ * process's.
  */
 import { randomUUID } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname as osHostname } from 'node:os';
 import { join } from 'node:path';
 import { OdaError } from '../lib/errors.ts';
 
 /** The claim file's name inside `dataDir`. */
 export const CLAIM_FILE = 'gateway.lock';
+
+/** How often a holder touches its claim, so a gateway on another host can tell it is alive. */
+export const HEARTBEAT_MS = 10_000;
+
+/** A claim from another host untouched for this long is stale (six heartbeats missed). */
+export const FOREIGN_STALE_MS = 60_000;
 
 /** What a claim file holds. */
 export interface ClaimRecord {
@@ -64,6 +82,14 @@ function procStart(pid: number): number | undefined {
   return Number.isSafeInteger(ticks) ? ticks : undefined;
 }
 
+function mtimeOf(path: string): number | undefined {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
 function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -102,8 +128,12 @@ function parseRecord(text: string | undefined): ClaimRecord | undefined {
 }
 
 /** Why a claim found in place belongs to no running process, or undefined when it may. */
-function staleBecause(held: ClaimRecord, host: ClaimHost): string | undefined {
-  if (held.hostname !== host.hostname) return undefined;
+function staleBecause(held: ClaimRecord, host: ClaimHost, untouchedMs: number): string | undefined {
+  if (held.hostname !== host.hostname) {
+    return untouchedMs > FOREIGN_STALE_MS
+      ? `its holder on host ${held.hostname} stopped renewing it ${Math.round(untouchedMs / 1000)} s ago`
+      : undefined;
+  }
   if (held.pid === host.pid) return 'its pid is this process (a restart reusing the pid)';
   if (held.bootId !== undefined && host.bootId !== undefined && held.bootId !== host.bootId)
     return 'the host has rebooted since';
@@ -138,6 +168,8 @@ export interface ClaimOptions {
   log?: (level: 'info' | 'warn', message: string, fields: Record<string, unknown>) => void;
   host?: ClaimHost;
   now?: () => number;
+  /** How often the claim is touched while held (`HEARTBEAT_MS`); 0: never (tests). */
+  heartbeatMs?: number;
 }
 
 /** A claim this process holds; `release` removes it while it is still this claim. */
@@ -171,10 +203,23 @@ export function claimDataDir(dataDir: string, opts: ClaimOptions = {}): DataDirC
     for (let round = 0; round < 5; round++) {
       try {
         linkSync(tmp, path);
+        const every = opts.heartbeatMs ?? HEARTBEAT_MS;
+        const heartbeat =
+          every > 0
+            ? setInterval(() => {
+                try {
+                  const at = new Date();
+                  if (readOrUndefined(path) === text) utimesSync(path, at, at);
+                } catch {
+                  // A missed beat is no harm: six in a row are.
+                }
+              }, every).unref()
+            : undefined;
         return {
           path,
           record,
           release: () => {
+            if (heartbeat) clearInterval(heartbeat);
             if (readOrUndefined(path) === text) rmSync(path, { force: true });
           },
         };
@@ -184,7 +229,11 @@ export function claimDataDir(dataDir: string, opts: ClaimOptions = {}): DataDirC
       const found = readOrUndefined(path);
       if (found === undefined) continue;
       const held = parseRecord(found);
-      const why = held === undefined ? 'it is not a claim this gateway can read' : staleBecause(held, host);
+      const untouchedMs = (opts.now ?? Date.now)() - (mtimeOf(path) ?? Number.NEGATIVE_INFINITY);
+      const why =
+        held === undefined
+          ? 'it is not a claim this gateway can read'
+          : staleBecause(held, host, untouchedMs);
       if (why === undefined) throw new DataDirInUseError(dataDir, path, held!);
       // Moved aside first: of two starters taking one stale claim over, only one moves it.
       const aside = `${path}.${record.token}.stale`;
