@@ -1,5 +1,9 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { FileLogBackend } from '../chat-log/store-file.ts';
+import { tempDir } from '../test/helpers/temp-dir.ts';
 import { runCli, COMMANDS, type CommandEntry } from './cli.ts';
 
 function capture() {
@@ -51,4 +55,37 @@ describe('runCli', () => {
     assert.ok(Object.hasOwn(COMMANDS, 'log check'));
     assert.ok(Object.hasOwn(COMMANDS, 'keys new'));
   });
+});
+
+test('output to a reader that went away (log read | head -1) ends quietly with exit 0', async () => {
+  const dataDir = tempDir('oda-cli-pipe-');
+  const backend = new FileLogBackend({ dataDir });
+  await backend.create({ version: 5, id: 'long', createdAt: 1 });
+  const text = 'x'.repeat(200);
+  await backend.append(
+    'long',
+    Array.from({ length: 2000 }, () => ({
+      type: 'message' as const,
+      role: 'user' as const,
+      content: [{ kind: 'text' as const, text }],
+    })),
+    1,
+  );
+  await backend.close();
+  const bin = fileURLToPath(new URL('../bin/oda-gateway.mjs', import.meta.url));
+  const child = spawn(process.execPath, [bin, 'log', 'read', 'long', '--data-dir', dataDir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  // Read the first line, then go away, as `head -1` does.
+  await new Promise<void>((resolve) =>
+    child.stdout.once('data', () => {
+      child.stdout.destroy();
+      resolve();
+    }),
+  );
+  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  assert.equal(code, 0, stderr);
+  assert.doesNotMatch(stderr, /EPIPE|Error/);
 });

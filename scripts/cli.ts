@@ -46,8 +46,26 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
 /** Commands announced in the usage that this build does not have yet. */
 export const PLANNED: Readonly<Record<string, string>> = {};
 
+let pipeWatched = false;
+
+/**
+ * Output whose reader went away (`oda-gateway log list | head -1`) ends the command quietly, as
+ * other command-line tools do, instead of an EPIPE stack trace and exit code 1.
+ */
+function endQuietlyWhenPipeCloses(): void {
+  if (pipeWatched) return;
+  pipeWatched = true;
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+  });
+}
+
 export const consoleIo: CliIo = {
-  out: (line) => process.stdout.write(`${line}\n`),
+  out: (line) => {
+    endQuietlyWhenPipeCloses();
+    process.stdout.write(`${line}\n`);
+  },
   err: (line) => process.stderr.write(`${line}\n`),
 };
 

@@ -168,7 +168,10 @@ async function recordSafely(
     if (chatId !== binding.chatId && res && !res.headersSent) res.setHeader('x-session-id', chatId);
     if (call.adapter.storesResponses) await recordLoggedOwners(app, call, binding, r, chatId);
   } catch (err) {
-    app.logger.error({ err }, 'could not append the response to the chat log');
+    app.logger.error(
+      { err, reqId: ctx.requestId, chatId: binding.chatId },
+      'could not append the response to the chat log',
+    );
   }
 }
 
