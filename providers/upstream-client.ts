@@ -243,7 +243,10 @@ export class UpstreamClient {
   /**
    * The maskers of one call: the configured provider keys, and also the credential the client
    * sent when it goes upstream as is (a provider without a configured key takes the client's own):
-   * a provider's error body echoing it must not reach the chat log, which others may read.
+   * a provider's error body echoing it must not reach the chat log, which others may read. The
+   * client's key is masked in headers, error bodies and answers read whole, not chunk by chunk in a
+   * 2xx stream: a provider that accepted the key does not echo it there, and a masker on every
+   * streamed chunk is the costliest thing a stream could add for every pass-through call.
    */
   private maskersFor(headers: Record<string, string>): Maskers {
     let extra: string[] | undefined;
@@ -255,7 +258,7 @@ export class UpstreamClient {
     }
     if (!extra) return this.maskers;
     const all = [...this.secrets, ...extra];
-    return { mask: secretMasker(all), chunkMasker: secretChunkMasker(all) };
+    return { mask: secretMasker(all), chunkMasker: this.maskers.chunkMasker };
   }
 
   async close(): Promise<void> {
