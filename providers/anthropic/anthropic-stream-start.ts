@@ -8,7 +8,6 @@
  */
 import type { SseEventText, StreamStart } from '../provider.ts';
 import { isObj, str } from '../wire-json.ts';
-import { readStreamStart } from '../stream-start.ts';
 
 /** Events that say only that the answer exists: nothing of it yet. */
 const LIFECYCLE = new Set(['message_start', 'ping']);
@@ -33,9 +32,22 @@ const STATUS: Record<string, number> = {
  * event comes before any content, `output` otherwise.
  */
 export function peekAnthropicStreamStart(events: readonly SseEventText[]): StreamStart {
-  return readStreamStart(events, LIFECYCLE, (type, event, text) => {
-    if (type !== 'error') return undefined;
-    const errorType = isObj(event.error) ? str(event.error.type) : undefined;
-    return { kind: 'failed', status: STATUS[errorType ?? ''] ?? 500, bodyText: text };
-  });
+  for (const { event, data } of events) {
+    const text = data.trim();
+    if (text === '') continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return { kind: 'output' };
+    }
+    const type = (isObj(parsed) ? str(parsed.type) : undefined) ?? event;
+    if (type !== undefined && LIFECYCLE.has(type)) continue;
+    if (type === 'error' && isObj(parsed)) {
+      const errorType = isObj(parsed.error) ? str(parsed.error.type) : undefined;
+      return { kind: 'failed', status: STATUS[errorType ?? ''] ?? 500, bodyText: text };
+    }
+    return { kind: 'output' };
+  }
+  return { kind: 'pending' };
 }

@@ -7,7 +7,7 @@
  * @see https://platform.openai.com/docs/api-reference/responses-streaming
  */
 import type { SseEventText, StreamStart } from '../provider.ts';
-import { readStreamStart } from '../stream-start.ts';
+import { isObj, str } from '../wire-json.ts';
 import { httpBodyForStreamError, responsesErrorFields, statusForStreamError } from './responses-error.ts';
 
 /** Events that only say the response exists: nothing of the answer yet. */
@@ -19,15 +19,28 @@ const LIFECYCLE = new Set(['response.created', 'response.queued', 'response.in_p
  * when a `response.failed` or `error` event comes before any output, `output` otherwise.
  */
 export function peekResponsesStreamStart(events: readonly SseEventText[]): StreamStart {
-  return readStreamStart(events, LIFECYCLE, (type, _event, text) => {
-    if (type !== 'response.failed' && type !== 'error') return undefined;
-    const fields = responsesErrorFields(text) ?? {
-      code: undefined,
-      type: undefined,
-      message: undefined,
-      param: undefined,
-    };
-    const status = statusForStreamError(fields);
-    return { kind: 'failed', status, bodyText: httpBodyForStreamError(fields, status) };
-  });
+  for (const { event, data } of events) {
+    const text = data.trim();
+    if (text === '') continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return { kind: 'output' };
+    }
+    const type = (isObj(parsed) ? str(parsed.type) : undefined) ?? event;
+    if (type !== undefined && LIFECYCLE.has(type)) continue;
+    if (type === 'response.failed' || type === 'error') {
+      const fields = responsesErrorFields(text) ?? {
+        code: undefined,
+        type: undefined,
+        message: undefined,
+        param: undefined,
+      };
+      const status = statusForStreamError(fields);
+      return { kind: 'failed', status, bodyText: httpBodyForStreamError(fields, status) };
+    }
+    return { kind: 'output' };
+  }
+  return { kind: 'pending' };
 }
