@@ -160,9 +160,8 @@ export interface FormatAdapter {
    */
   parseBody(body: Record<string, unknown>): { model: string };
   /**
-   * For formats whose provider may refuse inside a 200 stream before any output (Responses,
-   * Anthropic's `event: error` right after `message_start`): reads the stream's first events.
-   * Absent: a 200 stream is always output.
+   * For formats whose provider may refuse inside a 200 stream before any output (Responses): reads
+   * the stream's first events. Absent: a 200 stream is always output.
    */
   peekStreamStart?(events: readonly SseEventText[]): StreamStart;
   /** The wire list the chat log compares with its history (`messages`; Responses: `input` items). */

@@ -1,4 +1,3 @@
-import { peekAnthropicStreamStart } from './anthropic-stream-start.ts';
 import type { FormatAdapter } from '../provider.ts';
 import { conversationMessageCount, messagesList, positiveInt } from '../wire-messages.ts';
 import { parseMessagesBody } from '../parse-body.ts';
@@ -24,7 +23,6 @@ export const anthropicFormat: FormatAdapter = {
   normalizeRequest: normalizeAnthropicRequest,
   normalizeResponse: normalizeAnthropicResponse,
   createStreamAccumulator: createAnthropicStreamAccumulator,
-  peekStreamStart: peekAnthropicStreamStart,
   classifyRefusal: classifyAnthropicRefusal,
   errorBody: anthropicErrorBody,
   authHeaders: (apiKey) => ({ 'x-api-key': apiKey }),

@@ -1,7 +1,6 @@
 /**
  * A provider may refuse inside a 200 stream before any output (the Responses API opens its stream,
- * then sends `response.failed` or `error`; Anthropic sends `message_start`, then `event: error` when
- * it is overloaded). Until output has come, such a stream is read here, not
+ * then sends `response.failed` or `error`). Until output has come, such a stream is read here, not
  * passed on: a refusal becomes an ordinary refused answer the repair loop can act on, and a stream
  * that starts with output is handed on whole, the bytes read so far first.
  */
