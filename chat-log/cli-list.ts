@@ -10,7 +10,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CliIo } from './cli-io.ts';
-import { cliStore, redisReader, redisTrouble, type CliStore } from './cli-store.ts';
+import { cliStore, withRedisReader, type CliStore } from './cli-store.ts';
 import { FileLogBackend } from './store-file.ts';
 import {
   DEFAULT_PAGE_LIMIT,
@@ -100,8 +100,7 @@ async function listRedis(
   query: ChatListQuery,
   io: CliIo,
 ): Promise<number> {
-  const backend = redisReader(where);
-  try {
+  return withRedisReader(where, io, async (backend) => {
     printPage(await backend.listPage(query), io);
     const missing = await backend.unindexedChats();
     if (missing > 0) {
@@ -111,10 +110,5 @@ async function listRedis(
       );
     }
     return 0;
-  } catch (err) {
-    io.err(redisTrouble(where, err));
-    return 1;
-  } finally {
-    await backend.close();
-  }
+  });
 }

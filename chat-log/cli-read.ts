@@ -11,7 +11,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CliIo } from './cli-io.ts';
-import { cliStore, redisReader, redisTrouble, type CliStore } from './cli-store.ts';
+import { cliStore, withRedisReader, type CliStore } from './cli-store.ts';
 import { besidePath, readLogText, upgradeToCurrent } from './convert.ts';
 import { isChatId, pathInside } from './chat-id.ts';
 import { parseReadRange } from './read-range.ts';
@@ -124,18 +124,12 @@ async function readRedis(
   range: { offset: number; length: number | undefined },
   io: CliIo,
 ): Promise<number> {
-  const backend = redisReader(where);
-  try {
+  return withRedisReader(where, io, async (backend) => {
     if ((await backend.header(id)) === undefined) {
       io.err(`no chat "${id}" in the Redis store at ${where.shown} (and no such file)`);
       return 1;
     }
     for (const e of await backend.read(id, range.offset, range.length)) io.out(JSON.stringify(e));
     return 0;
-  } catch (err) {
-    io.err(redisTrouble(where, err));
-    return 1;
-  } finally {
-    await backend.close();
-  }
+  });
 }

@@ -64,3 +64,23 @@ export function redisTrouble(where: Extract<CliStore, { kind: 'redis' }>, err: u
     return `cannot reach the Redis store at ${where.shown}: ${message}`;
   return `Redis store at ${where.shown}: ${message}`;
 }
+
+/**
+ * Runs `run` with a read-only reader of the Redis store `where`, closed after; a failure is said
+ * on stderr (exit code 1).
+ */
+export async function withRedisReader(
+  where: Extract<CliStore, { kind: 'redis' }>,
+  io: CliIo,
+  run: (backend: RedisLogBackend) => Promise<number>,
+): Promise<number> {
+  const backend = redisReader(where);
+  try {
+    return await run(backend);
+  } catch (err) {
+    io.err(redisTrouble(where, err));
+    return 1;
+  } finally {
+    await backend.close();
+  }
+}
