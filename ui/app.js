@@ -6,11 +6,11 @@
  * conversation shown (`#session=<id>&chat=<id>`), never a key.
  */
 import { byId, el, replace } from './dom.js';
-import { num } from './format.js';
 import { ApiError, badKeyChar, getJson, path, storedKey, storeKey } from './api.js';
 import { listSessions, renderSessions } from './sessions.js';
 import { ConversationView } from './conversation.js';
 import { sessionSummary } from './session-summary.js';
+import { conversationTree, treeKey, treeList } from './session-tree.js';
 
 /** @typedef {import('./sessions.js').Summary} Summary */
 
@@ -195,109 +195,15 @@ async function loadList(cursor, refresh = false) {
 }
 
 /**
- * The conversations of a session as a tree: the route's `conversations` when it gives them, else
- * the chat itself with the chats of the list page that name it as their parent.
- * @param {any} detail
- * @returns {any[]}
- */
-function conversationTree(detail) {
-  const given = detail.conversations;
-  if (Array.isArray(given)) return given;
-  if (given && typeof given === 'object') return [given];
-  const id = detail.header?.id;
-  return [
-    {
-      id,
-      kind: detail.header?.conversation?.kind ?? 'main',
-      messages: detail.snapshot?.values?.totals?.messageCount,
-      children: state.items
-        .filter((s) => s.parent === id || s.conversation?.session === id)
-        .filter((s) => s.id !== id)
-        .map((s) => ({
-          id: s.id,
-          kind: s.conversation?.kind ?? 'branch',
-          agentId: s.conversation?.agentId,
-          purpose: s.conversation?.purpose,
-          children: [],
-        })),
-    },
-  ];
-}
-
-/**
- * @param {any[]} nodes
- * @param {string} session
- * @param {string} selected
- * @returns {HTMLElement}
- */
-function treeList(nodes, session, selected) {
-  return el(
-    'ul',
-    'tree',
-    nodes.map((node) => {
-      const id = String(node.id);
-      const about = [
-        node.agentId ? `agent ${node.agentId}` : '',
-        node.purpose ?? '',
-        typeof node.messages === 'number' ? `${num(node.messages)} messages` : '',
-        typeof node.eventCount === 'number' ? `${num(node.eventCount)} events` : '',
-      ]
-        .filter(Boolean)
-        .join(' · ');
-      return el(
-        'li',
-        null,
-        el(
-          'button',
-          {
-            attrs: {
-              type: 'button',
-              class: id === selected ? 'conversation selected' : 'conversation',
-              'aria-current': id === selected ? 'true' : undefined,
-              title: id,
-            },
-            data: { id },
-            on: { click: () => go(session, id) },
-          },
-          el('span', `kind kind-${node.kind}`, String(node.kind ?? '')),
-          el('span', 'conversation-id', id),
-          el('span', 'muted', about),
-        ),
-        Array.isArray(node.children) && node.children.length > 0
-          ? treeList(node.children, session, selected)
-          : null,
-      );
-    }),
-  );
-}
-
-/**
- * The tree's ids, kinds and counts: what a refresh compares before drawing it again.
- * @param {any[]} nodes
- * @returns {string}
- */
-function treeKey(nodes) {
-  return JSON.stringify(
-    nodes.map((n) => [
-      n.id,
-      n.kind,
-      n.messages,
-      n.eventCount,
-      Array.isArray(n.children) ? treeKey(n.children) : '',
-    ]),
-  );
-}
-
-/**
  * Draws the session's tree with the conversation shown selected.
  * @param {any} detail a `GET /v1/sessions/{id}` answer of the session
  * @param {string} session
  * @param {string} selected
  */
 function showTree(detail, session, selected) {
-  const nodes = conversationTree(detail);
+  const nodes = conversationTree(detail, state.items);
   state.treeShown = treeKey(nodes);
-  replace(ui.tree, el('h3', null, 'Conversations'), treeList(nodes, session, selected));
+  replace(ui.tree, el('h3', null, 'Conversations'), treeList(nodes, session, selected, go));
 }
 
 /**
@@ -317,7 +223,7 @@ async function refreshTree() {
     return;
   }
   if (turn !== state.route || state.conversation !== conversation) return;
-  if (treeKey(conversationTree(detail)) !== state.treeShown) showTree(detail, session, chat);
+  if (treeKey(conversationTree(detail, state.items)) !== state.treeShown) showTree(detail, session, chat);
 }
 
 /** New events in the open conversation: read the tree again soon, at most once per few seconds. */

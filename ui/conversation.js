@@ -10,6 +10,8 @@ import { el, replace } from './dom.js';
 import { duration, num, time } from './format.js';
 import { ApiError, getJson, path, readEventStream } from './api.js';
 import { messageBody, messageCard, Thumbnails } from './message.js';
+import { parseData, readEvents, readReceived, sleep } from './event-reads.js';
+import { noSavings, removedText, savingsText, trimRemovedChars, usageText } from './turn-figures.js';
 
 /** Events per page read. */
 export const PAGE = 300;
@@ -17,186 +19,10 @@ const RECONNECT_MS = 2000;
 const RECONNECT_MAX_MS = 30_000;
 
 /**
- * An SSE event's JSON data, or an empty object when it is not JSON.
- * @param {string} data
- * @returns {any}
+ * @typedef {import('./event-reads.js').Received} Received
+ * @typedef {import('./event-reads.js').LogEvent} LogEvent
+ * @typedef {import('./turn-figures.js').Savings} Savings
  */
-function parseData(data) {
-  try {
-    return JSON.parse(data) ?? {};
-  } catch {
-    return {};
-  }
-}
-
-/**
- * Waits `ms`, or less when `signal` aborts.
- * @param {number} ms
- * @param {AbortSignal} signal
- */
-function sleep(ms, signal) {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve(undefined);
-    }
-  });
-}
-
-/**
- * @typedef {import('./message.js').Received} Received
- * @typedef {{ seq: number, at: number, type: string, [field: string]: any }} LogEvent
- * @typedef {{ trims: number, trimChars: number, soft: number, cleared: number, prunedChars: number, setAside: number }} Savings
- */
-
-/**
- * Reads events [offset, end) of a chat, following the route's next offset (it answers a bounded
- * number of events per call).
- * @param {string} chatId
- * @param {number} offset
- * @param {number} end
- * @param {AbortSignal} signal
- * @returns {Promise<LogEvent[]>}
- */
-async function readEvents(chatId, offset, end, signal) {
-  /** @type {LogEvent[]} */
-  const out = [];
-  let at = offset;
-  while (at < end) {
-    const body = await getJson(path`/v1/sessions/${chatId}/events?offset=${at}&length=${end - at}`, signal);
-    const events = /** @type {LogEvent[]} */ (body.events ?? body.data ?? []);
-    out.push(...events);
-    const next =
-      typeof body.next_offset === 'number'
-        ? body.next_offset
-        : typeof body.next === 'number'
-          ? body.next
-          : at + events.length;
-    if (events.length === 0 || next <= at) break;
-    at = next;
-  }
-  return out;
-}
-
-/**
- * The received forms of the changed messages among events [offset, end).
- * @param {string} chatId
- * @param {number} offset
- * @param {number} end
- * @param {AbortSignal} signal
- * @returns {Promise<Map<number, Received>>}
- */
-async function readReceived(chatId, offset, end, signal) {
-  /** @type {Map<number, Received>} */
-  const out = new Map();
-  let at = offset;
-  while (at < end) {
-    const body = await getJson(path`/v1/sessions/${chatId}/received?offset=${at}&length=${end - at}`, signal);
-    for (const m of body.data ?? []) out.set(m.seq, m);
-    if (typeof body.next_offset !== 'number' || body.next_offset <= at) break;
-    at = body.next_offset;
-  }
-  return out;
-}
-
-/**
- * Code points of the marker a trim puts between the kept head and tail (lib/trim-marker.ts), and of
- * the text a part wholly inside the removed middle keeps (REMOVED_PART_TEXT in
- * middleware/cache-ttl-pruning/soft-trim.ts).
- */
-const TRIM_MARKER_CHARS = Array.from('\n\n[... tool result middle pruned ...]\n\n').length;
-const REMOVED_PART_CHARS = Array.from('[...]').length;
-
-/**
- * Characters a trim removed from what the model received: the original less what it kept, the
- * head, the marker and the tail (and the stand-in of each part wholly inside the cut), as the
- * response's `mechanisms.removed.trimming` counts them.
- * @param {LogEvent} e a `tool-result-trimmed` event
- */
-export function trimRemovedChars(e) {
-  const original = Number(e.originalChars) || 0;
-  const head = Number(e.headChars) || 0;
-  const tail = Number(e.tailChars) || 0;
-  let standIns = 0;
-  if (Array.isArray(e.parts)) {
-    const cutEnd = original - tail;
-    let start = 0;
-    for (const part of e.parts) {
-      const n = Number(part?.chars) || 0;
-      const end = start + n;
-      if (n > 0 && start > head && end <= cutEnd) standIns += REMOVED_PART_CHARS;
-      start = end;
-    }
-  }
-  return Math.max(0, original - head - TRIM_MARKER_CHARS - tail - standIns);
-}
-
-/**
- * A response's tokens as billed (chat-log/read-models/billed-tokens.ts, as the session summary
- * counts them): `in` is the base input at the full price. Anthropic's input leaves out the cached
- * tokens; every other format (OpenAI's prompt tokens, the Responses API's input tokens) includes
- * them, so they are taken off.
- * @param {any} usage the response's `usage`
- * @param {string | undefined} format the wire format of the request it answers
- */
-export function usageText(usage, format) {
-  const u = usage ?? {};
-  const input = u.inputTokens ?? 0;
-  const cacheRead = u.cacheReadTokens ?? 0;
-  const base = format === 'anthropic' ? input : Math.max(0, input - cacheRead);
-  return [
-    `in ${num(base)}`,
-    cacheRead ? `cache read ${num(cacheRead)}` : '',
-    u.cacheWriteTokens ? `cache write ${num(u.cacheWriteTokens)}` : '',
-    `out ${num(u.outputTokens)}`,
-  ]
-    .filter(Boolean)
-    .join(' · ');
-}
-
-/** @returns {Savings} */
-const noSavings = () => ({ trims: 0, trimChars: 0, soft: 0, cleared: 0, prunedChars: 0, setAside: 0 });
-
-/** @param {Savings} s */
-function savingsText(s) {
-  const parts = [];
-  if (s.trims > 0)
-    parts.push(`${s.trims} tool result${s.trims === 1 ? '' : 's'} trimmed (−${num(s.trimChars)} chars)`);
-  if (s.soft + s.cleared > 0)
-    parts.push(`pruning: ${s.soft} soft-trimmed, ${s.cleared} cleared (−${num(s.prunedChars)} chars)`);
-  if (s.setAside > 0) parts.push(`${s.setAside} image${s.setAside === 1 ? '' : 's'} set aside`);
-  return parts.length > 0 ? `Decided this turn: ${parts.join('; ')}` : '';
-}
-
-const MECHANISM_NAMES = /** @type {Record<string, string>} */ ({
-  trimming: 'trimming',
-  pruning: 'pruning',
-  imageSetAside: 'images set aside',
-  imageReplay: 'image replay',
-});
-
-/**
- * What the mechanisms removed from this request, as its response records it (estimate
- * characters, replayed decisions included); empty when the response has no such record.
- * @param {LogEvent} response
- */
-function removedText(response) {
-  const removed = response.mechanisms?.removed;
-  if (!removed || typeof removed !== 'object') return '';
-  let total = 0;
-  const parts = [];
-  for (const [k, v] of Object.entries(removed)) {
-    if (typeof v !== 'number' || v <= 0) continue;
-    total += v;
-    parts.push(`${MECHANISM_NAMES[k] ?? k} ${num(v)}`);
-  }
-  return parts.length > 0
-    ? `Removed from what the model received: ${parts.join(' · ')} chars (≈ ${num(Math.round(total / 4))} tokens)`
-    : '';
-}
 
 export class ConversationView {
   /**

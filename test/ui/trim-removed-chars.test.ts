@@ -10,7 +10,7 @@ import { cutParts, partCounts } from '../../middleware/tool-result-trimming/cut-
 import { countCodePoints } from '../../lib/code-points.ts';
 
 // The viewer's plain JS module (typed by its own tsconfig, not this one's).
-const viewerModule = '../../ui/conversation.js';
+const viewerModule = '../../ui/turn-figures.js';
 const { trimRemovedChars } = (await import(viewerModule)) as { trimRemovedChars: (e: object) => number };
 
 const digest = (text: string) => createHash('sha256').update(text).digest('hex');
