@@ -2,7 +2,8 @@
  * The gateway's entry point, and the only reader of process.env. Loads and validates the config
  * (a bad one stops start-up with a message naming the key), listens, and shuts down gracefully on
  * SIGTERM/SIGINT: stop accepting, let in-flight requests and streams finish within the grace
- * period (closing each connection after its answer), flush the chat log, exit 0.
+ * period (closing each connection after its answer; a second signal ends it at once), flush the
+ * chat log, exit 0.
  */
 import type { Server } from 'node:http';
 import { createApp } from './app.ts';
@@ -56,8 +57,10 @@ async function main(): Promise<void> {
   });
 
   let stopping = false;
+  let cutNow: ((signal: string) => void) | undefined;
   const stop = (signal: string) => {
-    if (stopping) return;
+    // A second signal (Ctrl-C twice) ends the grace period at once; the chat log is still flushed.
+    if (stopping) return cutNow?.(signal);
     stopping = true;
     logger.info({ signal, graceMs: config.server.shutdownGraceMs }, 'shutting down');
     // Answers still to come close their connections, and new requests on open ones are refused,
@@ -65,12 +68,21 @@ async function main(): Promise<void> {
     gateway.context.drain.start();
     server.close();
     server.closeIdleConnections();
-    const force = setTimeout(() => {
-      logger.warn('grace period over; closing remaining connections');
+    const closeRemaining = () => {
       gateway.context.drain.cut();
       server.closeAllConnections();
+    };
+    const force = setTimeout(() => {
+      logger.warn('grace period over; closing remaining connections');
+      closeRemaining();
     }, config.server.shutdownGraceMs);
     force.unref();
+    cutNow = (again) => {
+      cutNow = undefined;
+      clearTimeout(force);
+      logger.warn({ signal: again }, 'second signal: closing remaining connections now');
+      closeRemaining();
+    };
     server.on('close', async () => {
       clearTimeout(force);
       await gateway.close().catch((err) => logger.error({ err }, 'error while flushing the chat log'));

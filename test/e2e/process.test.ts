@@ -222,6 +222,54 @@ describe('the gateway process run from source (server/main.ts under tsx)', () =>
   );
 
   test(
+    'a second signal ends the grace period at once: the held stream is cut, the log flushed, exit 0',
+    { timeout: 60_000 },
+    async () => {
+      const fake = await new FakeProvider().start();
+      const stream = held();
+      fake.script({
+        sse: openaiStream('gpt-test', ['s1 ', 's2 ']),
+        holdAfter: { events: 2, until: stream.until },
+      });
+      const dir = tempDir('oda-proc-');
+      const cfg = join(dir, 'oda.json');
+      writeFileSync(
+        cfg,
+        JSON.stringify({
+          // A grace period far longer than the test: only the second signal can end it.
+          server: { port: 0, shutdownGraceMs: 600_000 },
+          dataDir: join(dir, 'data'),
+          providers: [{ name: 'fake', format: 'openai', baseUrl: `${fake.url}/v1` }],
+        }),
+      );
+      const { child, out, url } = startMain({ ODA_CONFIG: cfg });
+      try {
+        const streaming = await RawConnection.open(await url);
+        streaming.write(
+          chatRequest(await url, { stream: true, messages: [{ role: 'user', content: 'held' }] }),
+        );
+        await streaming.until((text) => text.includes('s1 '));
+        child.kill('SIGINT');
+        await eventually(() => out().includes('shutting down'));
+        child.kill('SIGINT');
+        await streaming.closed;
+        assert.equal(await exitCode(child), 0);
+        const messages = out()
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => (JSON.parse(l) as { msg: string }).msg);
+        assert.ok(messages.includes('second signal: closing remaining connections now'), out());
+        assert.ok(messages.includes('model call cut short'), out());
+        assert.equal(messages.at(-1), 'stopped');
+      } finally {
+        stream.release();
+        if (child.exitCode === null) child.kill('SIGKILL');
+        await fake.close();
+      }
+    },
+  );
+
+  test(
     'a stream the grace period cuts is logged as cut short by the shutdown',
     { timeout: 60_000 },
     async () => {
