@@ -85,8 +85,13 @@ export function chatBinding(
     record,
     async recordResponse(r) {
       // The answer as the log keeps it: one model message, or one per output item (Responses).
+      // A failed answer that never got any content (a stream cut or refused before its first
+      // word) leaves no empty model message in the log: its failed response says what happened.
       const answer = r.response
-        ? await chatLog.storeImages(r.response.messages ?? [r.response.message], team)
+        ? await chatLog.storeImages(
+            (r.response.messages ?? [r.response.message]).filter((m) => r.ok || m.content.length > 0),
+            team,
+          )
         : [];
       const keys = answer.map((m) => chatLog.messageKey(m));
       const response: NewEvent = {

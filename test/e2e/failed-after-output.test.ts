@@ -177,4 +177,34 @@ describe('an answer the provider fails after its output started is logged as fai
       [[false, 'Overloaded']],
     );
   });
+
+  test('Anthropic: a stream cut before any content logs its failed response and no empty answer', async () => {
+    const chat = 'anthropic-cut-before-content';
+    const [messageStart] = anthropicStream('claude-test', ['Hel']);
+    // Every attempt: message_start, then the connection drops.
+    const cut = () => ({ sse: [messageStart!, { event: 'ping', data: '{"type":"ping"}' }], resetAfter: 2 });
+    gw.fake.script(cut(), cut(), cut());
+    const res = await post(gw, '/v1/messages', chat, {
+      model: 'claude-test',
+      max_tokens: 10,
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    await res.text().catch(() => undefined);
+    const events = await getEvents(gw.url, chat);
+    const messages = events.filter((e) => e.type === 'message') as unknown as Array<{
+      role: string;
+      content: unknown[];
+    }>;
+    assert.deepEqual(
+      messages.map((m) => [m.role, m.content.length]),
+      [['user', 1]],
+      'no empty model message',
+    );
+    const responses = events.filter((e) => e.type === 'response') as unknown as LoggedResponse[];
+    assert.deepEqual(
+      responses.map((r) => r.ok),
+      [false],
+    );
+  });
 });
