@@ -52,6 +52,51 @@ function held(): { until: Promise<void>; release: () => void } {
 }
 
 /** A chat call as a keep-alive client writes it on its connection. */
+/** The JSON lines of a gateway's output. */
+function logLines(text: string): Array<{ level: number; msg: string; cutBy?: string; complete?: boolean }> {
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { level: number; msg: string; cutBy?: string; complete?: boolean });
+}
+
+/**
+ * Runs `body` with a gateway process (grace period `graceMs`) whose one stream is held by the
+ * provider after its first event has reached the client; cleans up after.
+ */
+async function withHeldStream(
+  graceMs: number,
+  body: (run: { child: ChildProcess; out: () => string; streaming: RawConnection }) => Promise<void>,
+): Promise<void> {
+  const fake = await new FakeProvider().start();
+  const stream = held();
+  fake.script({
+    sse: openaiStream('gpt-test', ['s1 ', 's2 ']),
+    holdAfter: { events: 2, until: stream.until },
+  });
+  const dir = tempDir('oda-proc-');
+  const cfg = join(dir, 'oda.json');
+  writeFileSync(
+    cfg,
+    JSON.stringify({
+      server: { port: 0, shutdownGraceMs: graceMs },
+      dataDir: join(dir, 'data'),
+      providers: [{ name: 'fake', format: 'openai', baseUrl: `${fake.url}/v1` }],
+    }),
+  );
+  const { child, out, url } = startMain({ ODA_CONFIG: cfg });
+  try {
+    const streaming = await RawConnection.open(await url);
+    streaming.write(chatRequest(await url, { stream: true, messages: [{ role: 'user', content: 'held' }] }));
+    await streaming.until((text) => text.includes('s1 '));
+    await body({ child, out, streaming });
+  } finally {
+    stream.release();
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await fake.close();
+  }
+}
+
 function chatRequest(base: string, body: Record<string, unknown>): string {
   const text = JSON.stringify({ model: 'gpt-test', ...body });
   return (
@@ -224,97 +269,34 @@ describe('the gateway process run from source (server/main.ts under tsx)', () =>
   test(
     'a second signal ends the grace period at once: the held stream is cut, the log flushed, exit 0',
     { timeout: 60_000 },
-    async () => {
-      const fake = await new FakeProvider().start();
-      const stream = held();
-      fake.script({
-        sse: openaiStream('gpt-test', ['s1 ', 's2 ']),
-        holdAfter: { events: 2, until: stream.until },
-      });
-      const dir = tempDir('oda-proc-');
-      const cfg = join(dir, 'oda.json');
-      writeFileSync(
-        cfg,
-        JSON.stringify({
-          // A grace period far longer than the test: only the second signal can end it.
-          server: { port: 0, shutdownGraceMs: 600_000 },
-          dataDir: join(dir, 'data'),
-          providers: [{ name: 'fake', format: 'openai', baseUrl: `${fake.url}/v1` }],
-        }),
-      );
-      const { child, out, url } = startMain({ ODA_CONFIG: cfg });
-      try {
-        const streaming = await RawConnection.open(await url);
-        streaming.write(
-          chatRequest(await url, { stream: true, messages: [{ role: 'user', content: 'held' }] }),
-        );
-        await streaming.until((text) => text.includes('s1 '));
+    // A grace period far longer than the test: only the second signal can end it.
+    () =>
+      withHeldStream(600_000, async ({ child, out, streaming }) => {
         child.kill('SIGINT');
         await eventually(() => out().includes('shutting down'));
         child.kill('SIGINT');
         await streaming.closed;
         assert.equal(await exitCode(child), 0);
-        const messages = out()
-          .split('\n')
-          .filter((l) => l.startsWith('{'))
-          .map((l) => (JSON.parse(l) as { msg: string }).msg);
+        const messages = logLines(out()).map((l) => l.msg);
         assert.ok(messages.includes('second signal: closing remaining connections now'), out());
         assert.ok(messages.includes('model call cut short'), out());
         assert.equal(messages.at(-1), 'stopped');
-      } finally {
-        stream.release();
-        if (child.exitCode === null) child.kill('SIGKILL');
-        await fake.close();
-      }
-    },
+      }),
   );
 
-  test(
-    'a stream the grace period cuts is logged as cut short by the shutdown',
-    { timeout: 60_000 },
-    async () => {
-      const fake = await new FakeProvider().start();
-      const stream = held();
-      fake.script({
-        sse: openaiStream('gpt-test', ['s1 ', 's2 ']),
-        holdAfter: { events: 2, until: stream.until },
-      });
-      const dir = tempDir('oda-proc-');
-      const cfg = join(dir, 'oda.json');
-      writeFileSync(
-        cfg,
-        JSON.stringify({
-          server: { port: 0, shutdownGraceMs: 500 },
-          dataDir: join(dir, 'data'),
-          providers: [{ name: 'fake', format: 'openai', baseUrl: `${fake.url}/v1` }],
-        }),
-      );
-      const { child, out, url } = startMain({ ODA_CONFIG: cfg });
-      try {
-        const streaming = await RawConnection.open(await url);
-        streaming.write(
-          chatRequest(await url, { stream: true, messages: [{ role: 'user', content: 'held' }] }),
-        );
-        await streaming.until((text) => text.includes('s1 '));
-        child.kill('SIGTERM');
-        await streaming.closed;
-        assert.equal(await exitCode(child), 0);
-        const lines = out()
-          .split('\n')
-          .filter((l) => l.startsWith('{'))
-          .map((l) => JSON.parse(l) as { level: number; msg: string; cutBy?: string; complete?: boolean });
-        assert.ok(lines.some((l) => l.msg === 'grace period over; closing remaining connections'));
-        const call = lines.find((l) => l.msg.startsWith('model call'));
-        assert.equal(call?.msg, 'model call cut short', out());
-        assert.equal(call.cutBy, 'shutdown');
-        assert.equal(call.complete, false);
-        assert.equal(call.level, 40, 'warn');
-      } finally {
-        stream.release();
-        if (child.exitCode === null) child.kill('SIGKILL');
-        await fake.close();
-      }
-    },
+  test('a stream the grace period cuts is logged as cut short by the shutdown', { timeout: 60_000 }, () =>
+    withHeldStream(500, async ({ child, out, streaming }) => {
+      child.kill('SIGTERM');
+      await streaming.closed;
+      assert.equal(await exitCode(child), 0);
+      const lines = logLines(out());
+      assert.ok(lines.some((l) => l.msg === 'grace period over; closing remaining connections'));
+      const call = lines.find((l) => l.msg.startsWith('model call'));
+      assert.equal(call?.msg, 'model call cut short', out());
+      assert.equal(call.cutBy, 'shutdown');
+      assert.equal(call.complete, false);
+      assert.equal(call.level, 40, 'warn');
+    }),
   );
   test('a second gateway on the same dataDir is refused without touching it; a port in use leaves the dataDir alone; a hard-killed claim is taken over', async () => {
     const dir = tempDir('oda-proc-claim-');
