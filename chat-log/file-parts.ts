@@ -65,6 +65,11 @@ function contentless(part: FilePart): FilePart {
  * then the same either way).
  */
 export function withoutFileContent(content: readonly ContentPart[]): ContentPart[] | undefined {
+  // Asked of every incoming message: most hold no file, and get no copy.
+  const holds = (p: ContentPart): boolean =>
+    (p.kind === 'file' && holdsContent(p)) ||
+    (p.kind === 'tool-result' && p.content.some((c) => c.kind === 'file' && holdsContent(c)));
+  if (!content.some(holds)) return undefined;
   let changed = false;
   const out = content.map((p): ContentPart => {
     if (p.kind === 'file' && holdsContent(p)) {
