@@ -1,10 +1,13 @@
 /**
  * Tells a compacted history from an edited one (SPEC section 10). Agent clients compact a long
  * conversation by asking the model for a summary, then go on with a history that starts from that
- * summary (Claude Code's `/compact`, Codex's compaction). Such a history diverges from the log at
- * its start, like an edit would; it is a compaction when the diverging user message carries the
- * text of the summary the chat logged as the model's last answer. The chat then goes on, with the
- * compaction recorded, instead of branching into a copy of its own history.
+ * summary (Claude Code's `/compact`, Codex's compaction). Such a history diverges from the log,
+ * like an edit would: at its start (Claude Code), or after the initial context and the user's
+ * earlier messages, which Codex keeps before the summary. It is a compaction when a user message
+ * from the point of divergence on carries the text of the summary: the chat's last model answer, or
+ * the answer of the session's latest summary request (Claude Code's, or Codex's `compaction`
+ * request), which went to a side chat. The chat then goes on, with the compaction recorded,
+ * instead of branching into a copy of its own history.
  */
 import type { ChatLog, LogMessage } from '../chat-log/chat-log.ts';
 import type { LoggedMessage } from '../chat-log/read-models/messages.ts';
@@ -52,10 +55,23 @@ export function summaryChatPrefix(session: string): string {
   return `${session}.side-summary-`;
 }
 
+/** The side chats a session's compaction requests go to (Codex's `request_kind: compaction`). */
+function compactionChatPrefix(session: string): string {
+  return `${session}.side-compaction-`;
+}
+
+/** The summary the session's latest side chat under `prefix` logged as its last answer. */
+async function latestSideSummary(chatLog: ChatLog, prefix: string): Promise<string | undefined> {
+  const [latest] = (await chatLog.listPage({ limit: 1, idPrefix: prefix })).chats;
+  const side = latest ? await chatLog.open(latest.id) : undefined;
+  return latest && side ? lastModelText(chatLog, latest.id, side.messages.messages) : undefined;
+}
+
 /**
- * When the incoming history diverges from the logged one at `k` and the diverging message is a
- * user message built from a summary (the chat's last model answer, or the answer of the session's
- * latest summary request), the seq range of the messages the summary replaced; otherwise undefined.
+ * When the incoming history diverges from the logged one at `k` (the incoming message `at`) and a
+ * user message from there on is built from a summary (the chat's last model answer, or the answer
+ * of the session's latest summary or compaction request), the seq range of the messages the
+ * summary replaced; otherwise undefined.
  */
 export async function compactionOf(
   chatLog: ChatLog,
@@ -63,19 +79,25 @@ export async function compactionOf(
   session: string,
   logged: readonly LoggedMessage[],
   k: number,
-  incoming: LogMessage | undefined,
+  incoming: readonly LogMessage[],
+  at: number,
 ): Promise<{ fromSeq: number; toSeq: number } | undefined> {
-  if (!incoming || incoming.role !== 'user' || k >= logged.length) return undefined;
-  const text = textOf(incoming.content);
-  if (text.length < MIN_LINE) return undefined;
+  if (k >= logged.length) return undefined;
+  const texts: string[] = [];
+  for (let i = at; i < incoming.length; i++) {
+    const m = incoming[i]!;
+    if (m.role !== 'user') continue;
+    const text = textOf(m.content);
+    if (text.length >= MIN_LINE) texts.push(text);
+  }
+  if (texts.length === 0) return undefined;
+  const carried = (summary: string | undefined): boolean =>
+    summary !== undefined && texts.some((t) => carriesSummary(t, summary));
   const replaced = { fromSeq: logged[k]!.seq, toSeq: logged[logged.length - 1]!.seq };
-  const own = await lastModelText(chatLog, chatId, logged, k);
-  if (own !== undefined && carriesSummary(text, own)) return replaced;
-  const [latest] = (await chatLog.listPage({ limit: 1, idPrefix: summaryChatPrefix(session) })).chats;
-  const side = latest ? await chatLog.open(latest.id) : undefined;
-  if (!latest || !side) return undefined;
-  const summary = await lastModelText(chatLog, latest.id, side.messages.messages);
-  return summary !== undefined && carriesSummary(text, summary) ? replaced : undefined;
+  if (carried(await lastModelText(chatLog, chatId, logged, k))) return replaced;
+  if (carried(await latestSideSummary(chatLog, summaryChatPrefix(session)))) return replaced;
+  if (carried(await latestSideSummary(chatLog, compactionChatPrefix(session)))) return replaced;
+  return undefined;
 }
 
 /**

@@ -4,6 +4,8 @@
 // what the provider received, and on the chats the gateway logged (SPEC sections 9 and 10).
 import { after, afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
 import { startRecordingProxy, type ProxiedRequest, type RecordingProxy } from './recording-proxy.ts';
 import { scriptMany } from './anthropic-agent.ts';
@@ -19,7 +21,7 @@ import {
   type CliResult,
   type CliSandbox,
 } from './cli-run.ts';
-import { chatsOf, loggedMessages, loggedText, sessionInfo, treeNodes } from './gateway-log.ts';
+import { chatsOf, loggedEvents, loggedMessages, loggedText, sessionInfo, treeNodes } from './gateway-log.ts';
 
 const CLI_TIMEOUT_MS = 90_000;
 const TEST_TIMEOUT_MS = 240_000;
@@ -37,12 +39,17 @@ interface Rig {
 
 const open: Rig[] = [];
 
-async function rig(script: ResponsesScriptPlan): Promise<Rig> {
+/** `config`: lines put before the rest of Codex's config.toml. */
+async function rig(script: ResponsesScriptPlan, config: string[] = []): Promise<Rig> {
   const gw = await startGateway();
   scriptMany(gw.fake, codexModel(script), 200);
   const proxy = await startRecordingProxy(gw.url);
   const sb = makeSandbox('codex');
   writeCodexConfig(sb, `${proxy.url}/v1`);
+  if (config.length > 0) {
+    const file = join(sb.home, '.codex', 'config.toml');
+    writeFileSync(file, `${config.join('\n')}\n${readFileSync(file, 'utf8')}`);
+  }
   const r: Rig = {
     gw,
     proxy,
@@ -144,6 +151,67 @@ describe('Codex through the gateway', { skip, timeout: TEST_TIMEOUT_MS * 3 }, ()
     assert.equal(texts.filter((t) => t === 'first done.').length, 1, 'the earlier turn is logged once');
     assert.equal(texts.at(-1), 'second done.');
   });
+
+  test(
+    "Codex's auto-compaction: the compaction request is a side chat, the compacted history continues the main chat",
+    { timeout: TEST_TIMEOUT_MS },
+    async () => {
+      const summary = [
+        'The user asked to start the work; the first step ran and its answer was given to the user.',
+        'No file was changed and no command is still running in the background of the session.',
+        'Next: go on with whatever the user asks for next, starting from this summary of the work.',
+      ].join('\n');
+      const lastText = (req: { json: Record<string, unknown> | undefined }) =>
+        itemText(inputItems(req).at(-1) ?? {});
+      // A small auto-compaction limit makes Codex compact before the second run's first turn.
+      const r = await rig(
+        {
+          plans: {
+            one: [
+              (req) => [
+                {
+                  type: 'message',
+                  text: /CHECKPOINT COMPACTION/.test(lastText(req)) ? summary : 'one done.',
+                },
+              ],
+            ],
+            two: [[{ type: 'message', text: 'two done.' }]],
+          },
+        },
+        ['model_auto_compact_token_limit = 3000', 'model_context_window = 20000'],
+      );
+      const first = await r.codex(['Start [[plan:one]]']);
+      assert.equal(first.run.stdout.trim(), 'one done.');
+      const second = await r.codex(['resume', '--last', 'Go on [[plan:two]]']);
+      assert.equal(second.run.stdout.trim(), 'two done.');
+
+      const calls = modelCalls(r.proxy);
+      const kinds = calls.map((c) => turnMetadata(c).request_kind);
+      assert.deepEqual(kinds, ['turn', 'compaction', 'turn'], 'Codex compacted between the two turns');
+      const main = `session:${first.sessionId}`;
+      assert.equal(sessionHeader(calls[0]!), main);
+      assert.match(
+        String(sessionHeader(calls[1]!)),
+        new RegExp(`^${main.replace(/[.:-]/g, '\\$&')}\\.side-compaction-`),
+      );
+      // What Codex sent after compacting: the summary in a user message after the kept ones.
+      assert.ok(
+        inputItems(calls[2]!).some((i) => i.role === 'user' && itemText(i).includes(summary.split('\n')[0]!)),
+      );
+      assert.equal(sessionHeader(calls[2]!), main, 'the compacted history continues the main chat');
+
+      assert.deepEqual(
+        (await chatsOf(r.gw.url, main)).filter((id) => !id.includes('.side-')),
+        [main],
+        'no branch for the compaction',
+      );
+      const events = await loggedEvents(r.gw.url, main);
+      assert.equal(events.filter((e) => e.type === 'compaction').length, 1, 'the compaction is recorded');
+      const texts = (await loggedMessages(r.gw.url, main)).map(loggedText);
+      assert.equal(texts.filter((t) => t === 'one done.').length, 1);
+      assert.equal(texts.at(-1), 'two done.');
+    },
+  );
 
   test(
     "a spawned sub-agent's thread is a child chat named after its thread id",

@@ -1,0 +1,193 @@
+// Codex's compaction through the gateway (SPEC section 10), shaped as Codex 0.171 sends it to a
+// custom provider (recorded in test/clients/RECORDED.md): the compaction request is a side request
+// (`x-codex-turn-metadata` `request_kind: "compaction"`), and the next turn's history keeps the
+// initial context and the user's earlier messages, then a user message carrying the summary, then
+// the new prompt. That history continues the main chat with the compaction recorded; it is no edit.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
+import { eventsOfType, sessionEvents } from '../helpers/session-events.ts';
+import { responsesMessage } from '../fake-provider/fake-responses.ts';
+
+const SESSION = '019a0000-0000-7000-8000-0000c0c0a001';
+const MAIN = `session:${SESSION}`;
+
+type Item = Record<string, unknown>;
+const user = (text: string): Item => ({
+  type: 'message',
+  role: 'user',
+  content: [{ type: 'input_text', text }],
+});
+const developer: Item = {
+  type: 'message',
+  role: 'developer',
+  content: [{ type: 'input_text', text: 'You are a coding agent running in the Codex CLI.' }],
+};
+const environment = user(
+  '<environment_context>\n  <cwd>/project</cwd>\n  <shell>bash</shell>\n</environment_context>',
+);
+const COMPACT_PROMPT =
+  'You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary for another LLM that will resume the task.';
+const PREFIX =
+  'Another language model started to solve this problem and produced a summary of its thinking process. ' +
+  'Here is the summary produced by the other language model, use the information in this summary to assist with your own analysis:\n';
+
+const summary = (n: number): string =>
+  [
+    `Summary ${n}:`,
+    `- The user asked to build the project; the build ran with make and finished (checkpoint ${n}).`,
+    `- Tests were run afterwards and all of them passed without any failure (checkpoint ${n}).`,
+    `- Nothing is pending; the next step is whatever the user asks for next (checkpoint ${n}).`,
+  ].join('\n');
+
+function client(gw: TestGateway, kind: string): OpenAI {
+  const metadata = { session_id: SESSION, thread_id: SESSION, turn_id: `t-${kind}`, request_kind: kind };
+  return new OpenAI({
+    baseURL: `${gw.url}/v1`,
+    apiKey: 'sk-test',
+    maxRetries: 0,
+    defaultHeaders: {
+      'session-id': SESSION,
+      'thread-id': SESSION,
+      'x-codex-turn-metadata': JSON.stringify(metadata),
+    },
+  });
+}
+
+async function call(gw: TestGateway, kind: string, input: Item[], answer: string): Promise<string> {
+  gw.fake.script({ responses: { output: [responsesMessage(answer, `msg_${answer.length}`)] } });
+  const { response } = await client(gw, kind)
+    .responses.create({
+      model: 'gpt-5.1-codex',
+      store: false,
+      input: input as unknown as OpenAI.Responses.ResponseInput,
+    })
+    .withResponse();
+  return response.headers.get('x-session-id')!;
+}
+
+const answer = (text: string): Item => responsesMessage(text, `msg_${text.length}`);
+
+async function chatIds(gw: TestGateway): Promise<string[]> {
+  const res = await fetch(`${gw.url}/v1/sessions?limit=500`);
+  const body = (await res.json()) as { data: Array<{ id: string }> };
+  return body.data.map((s) => s.id).sort();
+}
+
+describe("Codex's compaction continues the main chat", () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startGateway();
+  });
+  after(async () => {
+    await gw?.close();
+  });
+
+  test('two compactions in a row: each compacted history goes on in the main chat, no branch', async () => {
+    const start = user('Build the project');
+    assert.equal(await call(gw, 'turn', [developer, environment, start], 'Build done.'), MAIN);
+
+    // The compaction request: the whole history and the compaction prompt, a side request.
+    const side = await call(
+      gw,
+      'compaction',
+      [developer, environment, start, answer('Build done.'), user(COMPACT_PROMPT)],
+      summary(1),
+    );
+    assert.match(side, /^session:019a0000-0000-7000-8000-0000c0c0a001\.side-compaction-[0-9a-f]{12}$/);
+
+    // The next turn: the initial context and the user's message kept, then the summary, then the prompt.
+    const goOn = user('Now run the tests');
+    const first = [developer, environment, start, user(PREFIX + summary(1)), goOn];
+    assert.equal(await call(gw, 'turn', first, 'Tests pass.'), MAIN, 'the compacted history continues');
+
+    // A second compaction: Codex keeps the user's messages but not the earlier summary.
+    await call(gw, 'compaction', [...first, answer('Tests pass.'), user(COMPACT_PROMPT)], summary(2));
+    const second = [developer, environment, start, goOn, user(PREFIX + summary(2)), user('Ship it')];
+    assert.equal(await call(gw, 'turn', second, 'Shipped.'), MAIN, 'the second compacted history continues');
+
+    const events = await sessionEvents(gw.url, MAIN);
+    const compactions = eventsOfType(events, 'compaction');
+    assert.equal(compactions.length, 2, 'both compactions are recorded in the main chat');
+    const messages = eventsOfType(events, 'message');
+    const texts = messages.map((m) => m.content.map((p) => (p.kind === 'text' ? p.text : '')).join(''));
+    assert.equal(texts.filter((t) => t === 'Build done.').length, 1, 'the first answer is logged once');
+    assert.equal(texts.at(-1), 'Shipped.');
+    // What each compaction replaced: from the first message the new history does not share.
+    const [c1, c2] = compactions;
+    const bySeq = new Map(messages.map((m, i) => [m.seq, texts[i]]));
+    assert.equal(bySeq.get(c1!.replaced.fromSeq), 'Build done.');
+    assert.ok(
+      bySeq.get(c2!.replaced.fromSeq)?.startsWith(PREFIX),
+      'the second replaced the first summary on',
+    );
+    assert.equal(c2!.messages, 3, 'the kept user message, the summary and the new prompt follow it');
+
+    const ids = await chatIds(gw);
+    assert.deepEqual(
+      ids.filter((id) => id.startsWith(`${MAIN}.b`)),
+      [],
+      `no branch chat for a compaction: ${ids.join(', ')}`,
+    );
+  });
+
+  test('a history that carries no summary still branches', async () => {
+    const session = '019a0000-0000-7000-8000-0000c0c0a002';
+    const headers = { 'session-id': session, 'thread-id': session };
+    const c = new OpenAI({
+      baseURL: `${gw.url}/v1`,
+      apiKey: 'sk-test',
+      maxRetries: 0,
+      defaultHeaders: headers,
+    });
+    const metadata = (kind: string) => ({
+      'x-codex-turn-metadata': JSON.stringify({
+        session_id: session,
+        thread_id: session,
+        request_kind: kind,
+      }),
+    });
+    const ask = async (input: Item[], text: string) => {
+      gw.fake.script({ responses: { output: [responsesMessage(text, 'msg_b')] } });
+      const { response } = await c.responses
+        .create(
+          { model: 'gpt-5.1-codex', store: false, input: input as unknown as OpenAI.Responses.ResponseInput },
+          { headers: metadata('turn') },
+        )
+        .withResponse();
+      return response.headers.get('x-session-id')!;
+    };
+    const start = user('Build the project');
+    assert.equal(await ask([developer, environment, start], 'Build done.'), `session:${session}`);
+    gw.fake.script({ responses: { output: [responsesMessage(summary(3), 'msg_s')] } });
+    await c.responses.create(
+      {
+        model: 'gpt-5.1-codex',
+        store: false,
+        input: [
+          developer,
+          environment,
+          start,
+          answer('Build done.'),
+          user(COMPACT_PROMPT),
+        ] as unknown as OpenAI.Responses.ResponseInput,
+      },
+      { headers: metadata('compaction') },
+    );
+    // An edited history whose new user message is not built from the summary.
+    const edited = [
+      developer,
+      environment,
+      start,
+      user('Forget that: the summary is not used here, and this is a plain edit of the history'),
+      user('Go on'),
+    ];
+    const chat = await ask(edited, 'Edited.');
+    assert.match(
+      chat,
+      new RegExp(`^session:${session}\\.b[0-9a-f]+$`),
+      'an edit that carries no summary branches',
+    );
+  });
+});
