@@ -12,6 +12,7 @@ import { canonicalJson } from './canonical-json.ts';
 import { sha256Hex } from '../lib/sha256.ts';
 import type { ContentPart, MessageEvent } from './format/current.ts';
 import { withoutFileContent } from './file-parts.ts';
+import { setMember } from '../lib/own-member.ts';
 
 /** A message as the log holds it: a role, content parts, and its own wire fields when it has any. */
 export type LogMessage = Pick<MessageEvent, 'role' | 'content' | 'wire'>;
@@ -80,7 +81,7 @@ function echoPart(rest: unknown): unknown {
   for (const [key, value] of Object.entries(rest)) {
     if ((ECHO_ONLY.part as readonly string[]).includes(key)) continue;
     if (key === 'type' && (ECHO_ONLY.partTypes as readonly unknown[]).includes(value)) continue;
-    out[key] = value;
+    setMember(out, key, value);
   }
   return out;
 }
@@ -98,9 +99,9 @@ function echoWire(wire: Wire): Wire | undefined {
       const parts = value.map(echoPart);
       changed = true;
       // Parts with nothing left are what a plain string of text logs: no content in wire.
-      if (!parts.every((p) => isPlainObject(p) && Object.keys(p).length === 0)) out[key] = parts;
+      if (!parts.every((p) => isPlainObject(p) && Object.keys(p).length === 0)) setMember(out, key, parts);
     } else {
-      out[key] = value;
+      setMember(out, key, value);
     }
   }
   if (!changed) return wire;

@@ -19,6 +19,7 @@ import type { NormalizedMessage, PendingContentPart } from '../../chat-log/pendi
 import { isObj, str, type Obj } from '../wire-json.ts';
 import { canonicalJson } from '../../chat-log/canonical-json.ts';
 import { mediaPart } from './normalize-media.ts';
+import { setMember } from '../../lib/own-member.ts';
 
 type ToolResultContent = Extract<PendingContentPart, { kind: 'tool-result' }>['content'][number];
 type Wire = NonNullable<NormalizedMessage['wire']>;
@@ -203,7 +204,8 @@ export function normalizeAnthropicRequest(
     isObj(block) && typeof block.text === 'string' ? [block.text] : [],
   );
   const settings: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(body)) if (!NOT_SETTINGS.has(key)) settings[key] = value;
+  for (const [key, value] of Object.entries(body))
+    if (!NOT_SETTINGS.has(key)) setMember(settings, key, value);
   const tools = opts.tools
     ? opts.tools.map((t) => ({ ...t }))
     : Array.isArray(body.tools)

@@ -16,6 +16,7 @@ import { openaiImageSource, parseDataUrl } from './request-view.ts';
 import { base64DataUrl, inlineFilePart } from '../../chat-log/file-parts.ts';
 import { isObj, openaiStyleUsage, str, type Obj } from '../wire-json.ts';
 import { canonicalJson } from '../../chat-log/canonical-json.ts';
+import { setMember } from '../../lib/own-member.ts';
 
 type ToolResultContent = Extract<PendingContentPart, { kind: 'tool-result' }>['content'][number];
 type Wire = NonNullable<NormalizedMessage['wire']>;
@@ -177,7 +178,7 @@ function wireOf(message: Obj, role: string): Wire | undefined {
   if (extra.length === 0 || (extra.length === 1 && extra[0] === 'role')) return undefined;
   const wire: Wire = {};
   for (const [key, value] of Object.entries(message)) {
-    if (key === 'role' || !held.includes(key)) wire[key] = value as Wire[string];
+    if (key === 'role' || !held.includes(key)) setMember(wire, key, value as Wire[string]);
   }
   return wire;
 }
@@ -254,7 +255,8 @@ export function normalizeOpenaiRequest(
   }
 
   const settings: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(body)) if (!NOT_SETTINGS.has(key)) settings[key] = value;
+  for (const [key, value] of Object.entries(body))
+    if (!NOT_SETTINGS.has(key)) setMember(settings, key, value);
   const tools = opts.tools
     ? opts.tools.map((t) => ({ ...t }))
     : Array.isArray(body.tools)

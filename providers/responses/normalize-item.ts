@@ -24,6 +24,7 @@ import {
   MODEL_RAW_ITEM_TYPES,
   outputCallId,
 } from './responses-items.ts';
+import { setMember } from '../../lib/own-member.ts';
 
 type Wire = NonNullable<NormalizedMessage['wire']>;
 type WireValue = Wire[string];
@@ -32,7 +33,8 @@ type ToolResultContent = Extract<PendingContentPart, { kind: 'tool-result' }>['c
 /** The object without `keys`, as JSON for `wire`. */
 function without(obj: Obj, keys: readonly string[]): Wire {
   const out: Wire = {};
-  for (const [key, value] of Object.entries(obj)) if (!keys.includes(key)) out[key] = value as WireValue;
+  for (const [key, value] of Object.entries(obj))
+    if (!keys.includes(key)) setMember(out, key, value as WireValue);
   return out;
 }
 
@@ -97,10 +99,10 @@ function splitValue(value: unknown, key: string, wire: Wire): ToolResultContent[
   if (typeof value === 'string') return [{ kind: 'text', text: value }];
   if (Array.isArray(value)) {
     const split = value.map(splitPart);
-    wire[key] = split.map((s) => s.rest);
+    setMember(wire, key, split.map((s) => s.rest) as WireValue);
     return split.map((s) => s.part);
   }
-  if (value !== undefined) wire[key] = value as WireValue;
+  if (value !== undefined) setMember(wire, key, value as WireValue);
   return [];
 }
 
@@ -113,8 +115,8 @@ function rawItem(item: Obj, role: NormalizedMessage['role'], envelope = ['id', '
   const wire: Wire = {};
   const value: Wire = {};
   for (const [key, field] of Object.entries(item)) {
-    if (envelope.includes(key) || field === null) wire[key] = field as WireValue;
-    else value[key] = field as WireValue;
+    if (envelope.includes(key) || field === null) setMember(wire, key, field as WireValue);
+    else setMember(value, key, field as WireValue);
   }
   return withWire({ role, content: [{ kind: 'raw', value }] }, wire);
 }

@@ -15,6 +15,7 @@ import type { NormalizeOptions, NormalizedRequest, NormalizedResponse } from '..
 import { isObj, openaiStyleUsage, str, type Obj } from '../wire-json.ts';
 import { normalizeItem } from './normalize-item.ts';
 import { toolNamesByCallId } from './responses-items.ts';
+import { setMember } from '../../lib/own-member.ts';
 
 /** A tool by name and the sha256 of its canonical definition; built-in tools go by their type. */
 function toolRef(tool: Obj): ToolRef | undefined {
@@ -40,7 +41,8 @@ export function normalizeResponsesRequest(
   const toolNames = toolNamesByCallId(items);
   const messages = items.slice(opts.fromIndex ?? 0).map((item) => normalizeItem(item, toolNames));
   const settings: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(body)) if (!NOT_SETTINGS.has(key)) settings[key] = value;
+  for (const [key, value] of Object.entries(body))
+    if (!NOT_SETTINGS.has(key)) setMember(settings, key, value);
   const tools = opts.tools
     ? opts.tools.map((t) => ({ ...t }))
     : Array.isArray(body.tools)
