@@ -30,17 +30,37 @@ describe('FileLogBackend: crash safety', () => {
     fs.truncateSync(file, size - 20); // mid-way through the last event line
     const tornBytes = fs.readFileSync(file).subarray(fs.readFileSync(file).lastIndexOf(10) + 1);
     const clock = new ManualClock(T0 + 999);
-    const reopened = new FileLogBackend({ dataDir, clock });
+    const logged: Array<[string, string, Record<string, unknown>]> = [];
+    const log = (level: 'info' | 'warn', message: string, fields: Record<string, unknown>) =>
+      logged.push([level, message, fields]);
+    const reopened = new FileLogBackend({ dataDir, clock, log });
     assert.equal(await reopened.count('t'), 3);
+    // The operator is told, once, which chat lost its last line and where the bytes went.
+    assert.deepEqual(
+      logged.filter(([, m]) => m.includes('torn')),
+      [
+        [
+          'warn',
+          'chat log: a torn last line was set aside',
+          { chatId: 't', setAside: `t.jsonl.torn-${T0 + 999}`, bytes: tornBytes.length, events: 3 },
+        ],
+      ],
+    );
     assert.deepEqual(await reopened.read('t', 0), whole.slice(0, 3));
     const aside = path.join(dataDir, 'chats', `t.jsonl.torn-${T0 + 999}`);
     assert.ok(fs.readFileSync(aside).equals(tornBytes), 'the torn bytes are kept beside the log');
     assert.ok(fs.readFileSync(file).toString().endsWith('\n'));
     const [next] = await reopened.append('t', [say('after the crash')], T0 + 1000);
     assert.equal(next?.seq, 3);
+    const quiet: string[] = [];
     assert.deepEqual(
-      (await new FileLogBackend({ dataDir }).read('t', 0)).map((e) => e.seq),
+      (await new FileLogBackend({ dataDir, log: (_l, m) => quiet.push(m) }).read('t', 0)).map((e) => e.seq),
       [0, 1, 2, 3],
+    );
+    assert.deepEqual(
+      quiet.filter((m) => m.includes('torn')),
+      [],
+      'a whole log opens without a warning',
     );
     assert.deepEqual(
       (await reopened.list()).map((c) => c.id),

@@ -31,6 +31,8 @@ export interface ChatFile {
   size: number;
   /** `at` of the last event. */
   lastAt: number | undefined;
+  /** A torn last line this opening set aside: the file it went to and its size. */
+  tornAside?: { path: string; bytes: number };
 }
 
 const CHUNK = 64 * 1024;
@@ -86,11 +88,21 @@ async function lineAt(fh: FileHandle, start: number, end: number): Promise<strin
   return (await readRange(fh, start, end - 1)).toString('utf8');
 }
 
-/** Moves the bytes from `from` to the end into `<path>.torn-<now>` and cuts the file back to `from`. */
-async function setTornTailAside(fh: FileHandle, path: string, from: number, fileSize: number, now: number) {
+/**
+ * Moves the bytes from `from` to the end into `<path>.torn-<now>` and cuts the file back to `from`;
+ * returns the file they went to.
+ */
+async function setTornTailAside(
+  fh: FileHandle,
+  path: string,
+  from: number,
+  fileSize: number,
+  now: number,
+): Promise<string> {
   const tail = await readRange(fh, from, fileSize);
+  let aside: string;
   for (let n = 0; ; n++) {
-    const aside = `${path}.torn-${now}${n === 0 ? '' : `-${n}`}`;
+    aside = `${path}.torn-${now}${n === 0 ? '' : `-${n}`}`;
     try {
       await fsp.writeFile(aside, tail, { flag: 'wx' });
       break;
@@ -100,6 +112,7 @@ async function setTornTailAside(fh: FileHandle, path: string, from: number, file
   }
   await fh.truncate(from);
   await fh.datasync();
+  return aside;
 }
 
 /** Parses a header line of the current version; throws ODA_ERR_LOG_READ when it is not one. */
@@ -149,11 +162,14 @@ export async function openV4File(id: string, path: string, now: number): Promise
       size = lastStart;
       offsets.pop();
     }
-    if (size < fileSize) await setTornTailAside(fh, path, size, fileSize, now);
+    const tornAside =
+      size < fileSize
+        ? { path: await setTornTailAside(fh, path, size, fileSize, now), bytes: fileSize - size }
+        : undefined;
     const newLast = offsets[offsets.length - 1];
     // Damage short of a torn write (JSON of the wrong shape) stays in place and is reported on read.
     const lastAt = newLast === undefined ? undefined : atOf(parseJson(await lineAt(fh, newLast, size)));
-    return { id, path, header, offsets, size, lastAt };
+    return { id, path, header, offsets, size, lastAt, ...(tornAside && { tornAside }) };
   } finally {
     await fh.close();
   }

@@ -12,7 +12,7 @@
  * `file-read-events.ts`, the synced temporary-file writes in `file-write-temp.ts`.
  */
 import { promises as fsp, constants as fsc } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { OdaError } from '../lib/errors.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import {
@@ -92,6 +92,7 @@ export class FileLogBackend implements LogBackend {
   private readonly maxOpenChats: number;
   private readonly index: StoreFileIndex;
   private readonly claim: DataDirClaim | undefined;
+  private readonly log: IndexLog | undefined;
 
   constructor(opts: FileLogBackendOptions) {
     // First: a store refused its dataDir has touched nothing in it.
@@ -103,6 +104,7 @@ export class FileLogBackend implements LogBackend {
     this.chatsDir = join(opts.dataDir, 'chats');
     this.checkpointsDir = join(opts.dataDir, 'checkpoints');
     this.clock = opts.clock ?? systemClock;
+    this.log = opts.log;
     this.index = new StoreFileIndex({
       dataDir: opts.dataDir,
       indexCheck: opts.indexCheck ?? 'always',
@@ -133,6 +135,15 @@ export class FileLogBackend implements LogBackend {
         // An absent chat is not remembered: it may be created by another process later.
         if (c === undefined && this.open.get(id) === entry) this.open.delete(id);
         else entry.file = c;
+        if (c?.tornAside) {
+          // A crash cut the last write short; what it left is kept aside for an operator to look at.
+          this.log?.('warn', 'chat log: a torn last line was set aside', {
+            chatId: id,
+            setAside: basename(c.tornAside.path),
+            bytes: c.tornAside.bytes,
+            events: c.offsets.length,
+          });
+        }
         // A chat still listed whose file is gone (removed by hand) is listed no more.
         if (c === undefined) this.index.forget(id);
       },
