@@ -110,6 +110,64 @@ describe('FileLogBackend: crash safety', () => {
   });
 });
 
+describe('FileLogBackend: a chat created just before a crash', () => {
+  // In `batch` mode a new chat's file is linked before its bytes are synced: a crash of the machine
+  // can leave the name with no bytes, or part of the header line.
+  for (const [what, bytes] of [
+    ['an empty file', ''],
+    ['a header line cut short', '{"version":5,"id":"t","creat'],
+  ] as const) {
+    test(`${what} is set aside and the chat starts anew, with a warning`, async () => {
+      const { dataDir } = setup();
+      const chats = path.join(dataDir, 'chats');
+      fs.mkdirSync(chats, { recursive: true });
+      fs.writeFileSync(path.join(chats, 't.jsonl'), bytes);
+      const logged: Array<[string, string, Record<string, unknown>]> = [];
+      const store = new FileLogBackend({
+        dataDir,
+        clock: new ManualClock(77),
+        log: (level, message, fields) => logged.push([level, message, fields]),
+      });
+      assert.equal(await store.header('t'), undefined, 'the chat is absent');
+      assert.equal(
+        fs.readFileSync(path.join(chats, 't.jsonl.torn-77'), 'utf8'),
+        bytes,
+        'its bytes are kept aside',
+      );
+      assert.deepEqual(
+        logged.filter(([, m]) => m.includes('set aside')),
+        [
+          [
+            'warn',
+            'chat log: a chat file without a whole header was set aside; the chat starts anew',
+            { chatId: 't', setAside: 't.jsonl.torn-77', bytes: Buffer.byteLength(bytes) },
+          ],
+        ],
+      );
+      assert.equal(await store.create(hdr('t')), 'created');
+      await store.append('t', [say('hello again')], T0 + 1);
+      assert.equal(await store.count('t'), 1);
+      await store.close();
+    });
+  }
+
+  test('a header without events, or a header line without its newline, is not set aside', async () => {
+    const { dataDir, store } = setup();
+    await store.create(hdr('t'));
+    await store.close();
+    const chats = path.join(dataDir, 'chats');
+    fs.writeFileSync(path.join(chats, 'u.jsonl'), JSON.stringify(hdr('u')));
+    const reopened = new FileLogBackend({ dataDir, clock: new ManualClock(78) });
+    assert.deepEqual(await reopened.header('t'), hdr('t'));
+    await assert.rejects(reopened.header('u'), rejectsWith(500, 'ODA_ERR_LOG_READ', /damaged/));
+    assert.deepEqual(
+      fs.readdirSync(chats).filter((n) => n.includes('torn')),
+      [],
+      'a whole header line is never taken for a torn creation',
+    );
+  });
+});
+
 describe('FileLogBackend: older format versions', () => {
   const v3Log = [
     { version: 3, id: 'old', createdAt: T0 },

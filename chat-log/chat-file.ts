@@ -31,8 +31,19 @@ export interface ChatFile {
   size: number;
   /** `at` of the last event. */
   lastAt: number | undefined;
-  /** A torn last line this opening set aside: the file it went to and its size. */
-  tornAside?: { path: string; bytes: number };
+}
+
+/**
+ * What opening a chat file set aside, for the operator: a torn last line (`line`; `events` whole
+ * events stay), or a file without a whole header line (`header`: a crash right after the chat was
+ * created, before its bytes reached the disk; the chat is absent and starts anew).
+ */
+export interface SetAside {
+  kind: 'line' | 'header';
+  /** The file the bytes went to, beside the chat's. */
+  path: string;
+  bytes: number;
+  events: number;
 }
 
 const CHUNK = 64 * 1024;
@@ -88,6 +99,11 @@ async function lineAt(fh: FileHandle, start: number, end: number): Promise<strin
   return (await readRange(fh, start, end - 1)).toString('utf8');
 }
 
+/** A free name beside `path` for bytes set aside at `now`. */
+function tornName(path: string, now: number, n: number): string {
+  return `${path}.torn-${now}${n === 0 ? '' : `-${n}`}`;
+}
+
 /**
  * Moves the bytes from `from` to the end into `<path>.torn-<now>` and cuts the file back to `from`;
  * returns the file they went to.
@@ -102,7 +118,7 @@ async function setTornTailAside(
   const tail = await readRange(fh, from, fileSize);
   let aside: string;
   for (let n = 0; ; n++) {
-    aside = `${path}.torn-${now}${n === 0 ? '' : `-${n}`}`;
+    aside = tornName(path, now, n);
     try {
       await fsp.writeFile(aside, tail, { flag: 'wx' });
       break;
@@ -138,7 +154,12 @@ export function headerVersion(line: string): unknown {
  * Opens a v4 chat file at `path`: indexes its lines, sets a torn last line aside (named with `now`),
  * checks the header. Undefined when the file does not exist.
  */
-export async function openV4File(id: string, path: string, now: number): Promise<ChatFile | undefined> {
+export async function openV4File(
+  id: string,
+  path: string,
+  now: number,
+  onSetAside?: (what: SetAside) => void,
+): Promise<ChatFile | undefined> {
   let fh: FileHandle;
   try {
     fh = await fsp.open(path, 'r+');
@@ -162,16 +183,40 @@ export async function openV4File(id: string, path: string, now: number): Promise
       size = lastStart;
       offsets.pop();
     }
-    const tornAside =
-      size < fileSize
-        ? { path: await setTornTailAside(fh, path, size, fileSize, now), bytes: fileSize - size }
-        : undefined;
+    if (size < fileSize) {
+      const aside = await setTornTailAside(fh, path, size, fileSize, now);
+      onSetAside?.({ kind: 'line', path: aside, bytes: fileSize - size, events: offsets.length });
+    }
     const newLast = offsets[offsets.length - 1];
     // Damage short of a torn write (JSON of the wrong shape) stays in place and is reported on read.
     const lastAt = newLast === undefined ? undefined : atOf(parseJson(await lineAt(fh, newLast, size)));
-    return { id, path, header, offsets, size, lastAt, ...(tornAside && { tornAside }) };
+    return { id, path, header, offsets, size, lastAt };
   } finally {
     await fh.close();
+  }
+}
+
+/**
+ * A file that holds no whole line (its header line cut short, or no bytes at all) is what a crash
+ * leaves of a chat created just before it when the store acknowledges writes before syncing them
+ * (`store.fsync: batch`): the name was linked, the bytes had not reached the disk. It is moved
+ * aside (`<path>.torn-<now>`), so the chat can start anew; returns where it went. A file with a
+ * whole first line is left to the checks that follow.
+ */
+async function setTornCreationAside(path: string, first: string, now: number): Promise<string | undefined> {
+  const size = (await fsp.stat(path)).size;
+  if (size !== Buffer.byteLength(first)) return undefined;
+  if (parseJson(first) !== undefined) return undefined;
+  for (let n = 0; ; n++) {
+    const aside = tornName(path, now, n);
+    try {
+      await fsp.link(path, aside);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      throw err;
+    }
+    await fsp.unlink(path);
+    return aside;
   }
 }
 
@@ -180,9 +225,19 @@ export async function openV4File(id: string, path: string, now: number): Promise
  * converted generation saved beside it (`besidePath`), and that generation is the chat's file from
  * then on; the original is never written. Undefined when the chat does not exist.
  */
-export async function openChatFile(id: string, path: string, now: number): Promise<ChatFile | undefined> {
+export async function openChatFile(
+  id: string,
+  path: string,
+  now: number,
+  onSetAside?: (what: SetAside) => void,
+): Promise<ChatFile | undefined> {
   const first = await readFirstLine(path);
   if (first === undefined) return undefined;
+  const aside = await setTornCreationAside(path, first, now);
+  if (aside !== undefined) {
+    onSetAside?.({ kind: 'header', path: aside, bytes: Buffer.byteLength(first), events: 0 });
+    return undefined;
+  }
   const head = headOfLine(first);
   if (head.id !== id) {
     // A generation an earlier build saved under this chat's name (`<other>.v5.jsonl` is the file of
@@ -191,7 +246,7 @@ export async function openChatFile(id: string, path: string, now: number): Promi
     if (target !== undefined && (await moveGeneration(path, target))) return undefined;
   }
   const version = head.version;
-  if (version === VERSION) return openV4File(id, path, now);
+  if (version === VERSION) return openV4File(id, path, now, onSetAside);
   // Another chat's file under this name is never converted.
   if (head.id !== id) throw damaged(id, 'header names another chat');
   if (!isKnownVersion(version)) {
@@ -203,7 +258,8 @@ export async function openChatFile(id: string, path: string, now: number): Promi
   }
   const beside = besidePath(path);
   const converted =
-    (await openV4File(id, beside, now)) ?? (await openV4File(id, await convertFileBeside(path), now));
+    (await openV4File(id, beside, now, onSetAside)) ??
+    (await openV4File(id, await convertFileBeside(path), now, onSetAside));
   if (!converted) throw damaged(id, 'the converted generation vanished');
   return converted;
 }

@@ -30,3 +30,11 @@ export async function syncDir(dir: string): Promise<void> {
   await fh.sync().catch(() => undefined);
   await fh.close();
 }
+
+/** Syncs a file's data to the disk; best effort (a file removed meanwhile has nothing to keep). */
+export async function syncFile(path: string): Promise<void> {
+  const fh = await fsp.open(path, 'r').catch(() => undefined);
+  if (!fh) return;
+  await fh.datasync().catch(() => undefined);
+  await fh.close();
+}

@@ -28,13 +28,14 @@ import type { Event, Header, NewEvent } from './format/current.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 import { isChatId, notFound, pathInside } from './chat-id.ts';
 import { batchBytes, headerLine, prepareBatch, prepareSeed } from './event-batch.ts';
-import { openChatFile, type ChatFile } from './chat-file.ts';
-import { AppendFile, type FsyncMode } from './append-file.ts';
+import { openChatFile, type ChatFile, type SetAside } from './chat-file.ts';
+import { AppendFile, SYNC_DELAY_MS, type FsyncMode } from './append-file.ts';
 import { rowOfOpenChat, type IndexLog, type RebuildSource } from './chat-index-rebuild.ts';
 import type { ChatListQuery, ChatPage } from './chat-page.ts';
 import { StoreFileIndex } from './store-file-index.ts';
 import { readEventLines, readEvents } from './file-read-events.ts';
 import { syncDir, writeTemp } from './file-write-temp.ts';
+import { CreationSync } from './creation-sync.ts';
 import { claimDataDir, type DataDirClaim } from './data-dir-claim.ts';
 
 export interface FileLogBackendOptions {
@@ -93,6 +94,8 @@ export class FileLogBackend implements LogBackend {
   private readonly index: StoreFileIndex;
   private readonly claim: DataDirClaim | undefined;
   private readonly log: IndexLog | undefined;
+  /** Chats created in `batch` mode, synced in the background. */
+  private readonly creations: CreationSync;
 
   constructor(opts: FileLogBackendOptions) {
     // First: a store refused its dataDir has touched nothing in it.
@@ -105,12 +108,27 @@ export class FileLogBackend implements LogBackend {
     this.checkpointsDir = join(opts.dataDir, 'checkpoints');
     this.clock = opts.clock ?? systemClock;
     this.log = opts.log;
+    this.creations = new CreationSync(this.chatsDir, SYNC_DELAY_MS);
     this.index = new StoreFileIndex({
       dataDir: opts.dataDir,
       indexCheck: opts.indexCheck ?? 'always',
       log: opts.log,
       source: this.rebuildSource(),
     });
+  }
+
+  /** Tells the operator what opening a chat set aside (a crash cut its last write short). */
+  private reportSetAside(id: string, what: SetAside): void {
+    const fields = { chatId: id, setAside: basename(what.path), bytes: what.bytes };
+    if (what.kind === 'line') {
+      this.log?.('warn', 'chat log: a torn last line was set aside', { ...fields, events: what.events });
+    } else {
+      this.log?.(
+        'warn',
+        'chat log: a chat file without a whole header was set aside; the chat starts anew',
+        fields,
+      );
+    }
   }
 
   /** The path of a chat's log file (the original generation). Refuses malformed ids. */
@@ -128,22 +146,15 @@ export class FileLogBackend implements LogBackend {
       return known.opening;
     }
     const path = this.pathOf(id);
-    const entry: OpenChat = { opening: openChatFile(id, path, this.clock.now()) };
+    const entry: OpenChat = {
+      opening: openChatFile(id, path, this.clock.now(), (what) => this.reportSetAside(id, what)),
+    };
     this.open.set(id, entry);
     entry.opening.then(
       (c) => {
         // An absent chat is not remembered: it may be created by another process later.
         if (c === undefined && this.open.get(id) === entry) this.open.delete(id);
         else entry.file = c;
-        if (c?.tornAside) {
-          // A crash cut the last write short; what it left is kept aside for an operator to look at.
-          this.log?.('warn', 'chat log: a torn last line was set aside', {
-            chatId: id,
-            setAside: basename(c.tornAside.path),
-            bytes: c.tornAside.bytes,
-            events: c.offsets.length,
-          });
-        }
         // A chat still listed whose file is gone (removed by hand) is listed no more.
         if (c === undefined) this.index.forget(id);
       },
@@ -180,7 +191,10 @@ export class FileLogBackend implements LogBackend {
     return this.appendMutex.run(header.id, async () => {
       if (await this.chat(header.id)) return 'exists';
       await fsp.mkdir(this.chatsDir, { recursive: true });
-      const tmp = await writeTemp(path, data);
+      // `batch`: the new file and its name are synced in the background, as appends are
+      // (`CreationSync`); `always`: before the chat is acknowledged.
+      const durable = this.fsync === 'always';
+      const tmp = await writeTemp(path, data, durable);
       try {
         // link() fails when the name exists, so two creators (even in two processes) never clobber.
         await fsp.link(tmp, path);
@@ -190,7 +204,8 @@ export class FileLogBackend implements LogBackend {
       } finally {
         await fsp.rm(tmp, { force: true });
       }
-      await syncDir(this.chatsDir);
+      if (durable) await syncDir(this.chatsDir);
+      else this.creations.add(path);
       // The chat as just written, known without reading it back.
       let pos = Buffer.byteLength(first);
       const offsets: number[] = [];
@@ -415,6 +430,7 @@ export class FileLogBackend implements LogBackend {
 
   async close(): Promise<void> {
     await this.appendMutex.idle();
+    await this.creations.flush();
     await Promise.all([...this.writers.values()].map((w) => w.close().catch(() => undefined)));
     this.writers.clear();
     this.open.clear();
