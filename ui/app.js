@@ -7,12 +7,10 @@
  */
 import { byId, el, replace } from './dom.js';
 import { ApiError, badKeyChar, getJson, path, storedKey, storeKey } from './api.js';
-import { listSessions, renderSessions } from './sessions.js';
+import { SessionList } from './session-list.js';
 import { ConversationView } from './conversation.js';
 import { sessionSummary } from './session-summary.js';
 import { conversationTree, treeKey, treeList } from './session-tree.js';
-
-/** @typedef {import('./sessions.js').Summary} Summary */
 
 const ui = {
   keyPanel: byId('key-panel', HTMLElement),
@@ -50,20 +48,12 @@ const LIST_REFRESH_MS = 30_000;
 const TREE_AFTER_EVENTS_MS = 5_000;
 
 const state = {
-  /** @type {Summary[]} */
-  items: [],
-  /** @type {(string | undefined)[]} cursors of the pages seen, for "Newest" and the page number */
-  cursors: [undefined],
-  /** @type {string | undefined} */
-  nextCursor: undefined,
   /** @type {string | undefined} */
   session: undefined,
   /** @type {string | undefined} */
   chat: undefined,
   /** @type {ConversationView | undefined} */
   conversation: undefined,
-  /** The filters of the list shown, which its cursors belong to. */
-  listFilters: filters(),
   /** Routes shown so far: a route whose turn has passed stops at its next wait. */
   route: 0,
   /** The tree shown, as its ids and counts: a refresh that finds it the same redraws nothing. */
@@ -73,6 +63,27 @@ const state = {
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   treeTimer: undefined,
 };
+
+const list = new SessionList({
+  form: ui.filters,
+  q: ui.q,
+  team: ui.team,
+  from: ui.from,
+  to: ui.to,
+  list: ui.list,
+  pageFirst: ui.pageFirst,
+  pageNext: ui.pageNext,
+  pageInfo: ui.pageInfo,
+  selected: () => state.session,
+  open: (id) => go(id),
+  onShown: () => {
+    ui.fatal.hidden = true;
+    ui.keyPanel.hidden = true;
+    ui.main.hidden = false;
+  },
+  onRefused: () => keyRefused(),
+  onError: (err) => showError(err),
+});
 
 function route() {
   const params = new URLSearchParams(location.hash.slice(1));
@@ -153,47 +164,6 @@ function signOut() {
   askForKey();
 }
 
-function filters() {
-  return { q: ui.q.value.trim(), team: ui.team.value.trim(), from: ui.from.value, to: ui.to.value };
-}
-
-/**
- * Loads the page of the list that starts at `cursor`; a 401 asks for a key. A `refresh` reads the
- * first page again with the filters it was listed with (not ones typed since).
- * @param {string | undefined} cursor
- * @param {boolean} [refresh]
- */
-async function loadList(cursor, refresh = false) {
-  // A first page takes the filters as they are now; later pages keep the ones their cursor came with.
-  if (cursor === undefined && !refresh) state.listFilters = filters();
-  try {
-    const page = await listSessions(state.listFilters, cursor);
-    ui.fatal.hidden = true;
-    ui.keyPanel.hidden = true;
-    ui.main.hidden = false;
-    state.items = page.items;
-    state.nextCursor = page.nextCursor;
-    renderSessions(ui.list, page.items, state.session, (id) => go(id));
-    ui.pageNext.disabled = !page.hasMore;
-    // A gateway still building its chat index after a restart lists what it has indexed so far.
-    ui.pageInfo.textContent = `page ${state.cursors.length}${page.indexing ? ' · still indexing' : ''}`;
-    return true;
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 401) {
-      keyRefused();
-      return false;
-    }
-    // A refused filter lists nothing rather than the page of the filters before it.
-    if (cursor === undefined && !refresh) {
-      state.items = [];
-      state.nextCursor = undefined;
-      renderSessions(ui.list, [], state.session, (id) => go(id));
-      ui.pageNext.disabled = true;
-    }
-    throw err;
-  }
-}
-
 /**
  * Draws the session's tree with the conversation shown selected.
  * @param {any} detail a `GET /v1/sessions/{id}` answer of the session
@@ -201,7 +171,7 @@ async function loadList(cursor, refresh = false) {
  * @param {string} selected
  */
 function showTree(detail, session, selected) {
-  const nodes = conversationTree(detail, state.items);
+  const nodes = conversationTree(detail, list.items);
   state.treeShown = treeKey(nodes);
   replace(ui.tree, el('h3', null, 'Conversations'), treeList(nodes, session, selected, go));
 }
@@ -223,7 +193,7 @@ async function refreshTree() {
     return;
   }
   if (turn !== state.route || state.conversation !== conversation) return;
-  if (treeKey(conversationTree(detail, state.items)) !== state.treeShown) showTree(detail, session, chat);
+  if (treeKey(conversationTree(detail, list.items)) !== state.treeShown) showTree(detail, session, chat);
 }
 
 /** New events in the open conversation: read the tree again soon, at most once per few seconds. */
@@ -253,7 +223,7 @@ async function showRoute() {
   const turn = ++state.route;
   state.session = session;
   state.chat = target;
-  if (state.items.length > 0) renderSessions(ui.list, state.items, session, (id) => go(id));
+  list.redraw();
   ui.sessionEmpty.hidden = true;
   ui.sessionView.hidden = false;
   state.conversation?.close();
@@ -284,7 +254,7 @@ async function showRoute() {
         detail = ownerDetail;
         state.session = owner;
         history.replaceState(null, '', `#${routeHash(owner, target)}`);
-        if (state.items.length > 0) renderSessions(ui.list, state.items, owner, (id) => go(id));
+        list.redraw();
       }
     }
     shown = true;
@@ -351,30 +321,12 @@ ui.keyForm.addEventListener('submit', (event) => {
   storeKey(key);
   ui.keyInput.value = '';
   showWho();
-  void loadList(undefined)
+  void list
+    .first()
     .then(async (ok) => {
       if (ok) await showRoute();
     })
     .catch(showError);
-});
-
-ui.filters.addEventListener('submit', (event) => {
-  event.preventDefault();
-  state.cursors = [undefined];
-  void loadList(undefined).catch(showError);
-});
-
-ui.pageNext.addEventListener('click', () => {
-  if (!state.nextCursor) return;
-  state.cursors.push(state.nextCursor);
-  void loadList(state.nextCursor).catch(showError);
-});
-
-// "Newest" goes back to the first page, or reads it again when it is shown.
-ui.pageFirst.addEventListener('click', () => {
-  const refresh = state.cursors.length === 1;
-  state.cursors = [undefined];
-  void loadList(undefined, refresh).catch(showError);
 });
 
 // While the page is open (and in view), sessions and conversations made since show up: the open
@@ -382,8 +334,8 @@ ui.pageFirst.addEventListener('click', () => {
 // the key's requests per minute, so only a few a minute.
 setInterval(() => void refreshTree(), TREE_REFRESH_MS);
 setInterval(() => {
-  if (state.cursors.length !== 1 || ui.main.hidden || document.hidden) return;
-  void loadList(undefined, true).catch(() => {
+  if (!list.onFirstPage() || ui.main.hidden || document.hidden) return;
+  void list.refresh(true).catch(() => {
     // The next refresh (or a pick) tries again; a refused key asked for another already.
   });
 }, LIST_REFRESH_MS);
@@ -393,5 +345,5 @@ window.addEventListener('hashchange', () => void showRoute().catch(showError));
 showWho();
 // The list and the session the address names load side by side; without a key both are refused
 // and the list asks for one (its submit loads both again).
-void loadList(undefined).catch(showError);
+void list.first().catch(showError);
 void showRoute().catch(showError);

@@ -154,6 +154,37 @@ describe(
       await page.context().close();
     });
 
+    test('a filter sent while the unfiltered list is read again: the late unfiltered answer is not shown', async () => {
+      const { page, watch } = await watchedPage(browser);
+      await page.goto(`${gw.url}/ui`);
+      const ids = page.locator('#sessions-list .session-id');
+      await ids.filter({ hasText: 'live-1' }).first().waitFor();
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      // From now on the unfiltered first page answers only once the filtered one is shown.
+      await page.route('**/v1/sessions?*', async (route) => {
+        if (!new URL(route.request().url()).searchParams.has('id_contains')) await held;
+        await route.continue();
+      });
+      const unfiltered = page.waitForResponse((r) => r.url().endsWith('/v1/sessions?limit=50'));
+      await page.click('#page-first');
+      await page.fill('#filter-q', 'agent-abc');
+      await page.press('#filter-q', 'Enter');
+      await page.waitForFunction(
+        () => document.querySelectorAll('#sessions-list .session-id').length === 1,
+        undefined,
+        { timeout: 5000 },
+      );
+      release();
+      await unfiltered;
+      // Time for the page to draw the late answer, were it to.
+      await page.waitForTimeout(500);
+      assert.deepEqual(await ids.allTextContents(), [ccSub], 'the list is the filtered one');
+      assert.equal(await page.locator('#page-info').textContent(), 'page 1');
+      assert.deepEqual(watch.errors, []);
+      await page.context().close();
+    });
+
     test('the live badge says why the tail stopped or waits: 404 stops, 429 and a log read error back off', async () => {
       const { page, watch } = await open();
       let answer: { status: number; body: string; type: string } = {
