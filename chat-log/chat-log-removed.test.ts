@@ -87,6 +87,14 @@ describe('a chat whose log disappears under a running gateway', () => {
     assert.equal((await log.open('x'))?.count, 1);
     assert.deepEqual((await backend.read('x', 0)).map(textOf), ['new']);
 
+    // Removed while known, then read at its end (a range that holds no event, as a live tail
+    // reads): a 404, not an empty read for ever, and the chat is forgotten.
+    rmSync(file);
+    await assert.rejects(backend.read('x', 1), rejectsWith(404, 'ODA_ERR_NOT_FOUND'));
+    assert.equal(await log.open('x'), undefined);
+    assert.equal((await log.createChat({ id: 'x' })).status, 'created');
+    await log.append('x', [say('new')]);
+
     // Removed again and read first: a 404 (not a 500), and the chat is forgotten.
     rmSync(file);
     await assert.rejects(backend.read('x', 0), rejectsWith(404, 'ODA_ERR_NOT_FOUND'));

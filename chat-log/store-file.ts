@@ -274,9 +274,16 @@ export class FileLogBackend implements LogBackend {
 
   async read(id: string, offset: number, length?: number): Promise<Event[]> {
     const c = await this.existing(id);
-    return readEvents(c, offset, length).catch(async (err: unknown) =>
-      readEvents(await this.reopenGone(id, c, err), offset, length),
-    );
+    try {
+      const events = await readEvents(c, offset, length);
+      // An empty range reads nothing from the file: check that it is still there, so a chat whose
+      // file was removed is a 404 here as in the Redis store, not an empty read for ever (a live
+      // tail at the end of the log reads only such ranges).
+      if (events.length === 0) await fsp.access(c.path);
+      return events;
+    } catch (err) {
+      return readEvents(await this.reopenGone(id, c, err), offset, length);
+    }
   }
 
   /**

@@ -62,6 +62,8 @@ const state = {
   treeReadAt: 0,
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   treeTimer: undefined,
+  /** The route whose session answered 404 (gone): its tree is not read again. */
+  goneRoute: -1,
 };
 
 const list = new SessionList({
@@ -179,17 +181,21 @@ function showTree(detail, session, selected) {
 /**
  * Reads the open session's tree again and redraws it when conversations appeared or grew, keeping
  * the one shown selected. Quiet: a failed read leaves the tree as it was (the conversation's own
- * live badge says when the gateway is out of reach).
+ * live badge says when the gateway is out of reach or the chat is gone); a session that answers
+ * 404 is not read again until it is opened again.
  */
 async function refreshTree() {
   const { session, chat, conversation } = state;
   if (!session || !chat || !conversation || ui.main.hidden || document.hidden) return;
   const turn = state.route;
+  if (state.goneRoute === turn) return;
   state.treeReadAt = Date.now();
   let detail;
   try {
     detail = await getJson(path`/v1/sessions/${session}`);
-  } catch {
+  } catch (err) {
+    // A session gone (its log removed) stays gone: asking again would only count against the key.
+    if (err instanceof ApiError && err.status === 404) state.goneRoute = turn;
     return;
   }
   if (turn !== state.route || state.conversation !== conversation) return;
@@ -270,6 +276,10 @@ async function showRoute() {
       top: ui.turnsTop,
       live: ui.live,
       onEvents: treeAfterEvents,
+      // The session's own chat gone: its tree is not read again either.
+      onGone: () => {
+        if (target === session && state.conversation === view) state.goneRoute = turn;
+      },
       // A key refused for the tail asks for another; the session loads again once one is given.
       onRefused: () => {
         if (state.conversation !== view) return;

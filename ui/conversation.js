@@ -8,15 +8,14 @@
  */
 import { el, replace } from './dom.js';
 import { duration, num, time } from './format.js';
-import { ApiError, getJson, path, readEventStream } from './api.js';
+import { getJson, path } from './api.js';
+import { followTail } from './live-tail.js';
 import { messageBody, messageCard, Thumbnails } from './message.js';
-import { parseData, readEvents, readReceived, sleep } from './event-reads.js';
+import { readEvents, readReceived } from './event-reads.js';
 import { noSavings, removedText, savingsText, trimRemovedChars, usageText } from './turn-figures.js';
 
 /** Events per page read. */
 export const PAGE = 300;
-const RECONNECT_MS = 2000;
-const RECONNECT_MAX_MS = 30_000;
 
 /**
  * @typedef {import('./event-reads.js').Received} Received
@@ -26,9 +25,11 @@ const RECONNECT_MAX_MS = 30_000;
 
 export class ConversationView {
   /**
-   * @param {{ chatId: string, scroller: HTMLElement, list: HTMLElement, top: HTMLElement, live: HTMLElement, onEvents?: () => void, onRefused?: () => void }} opts
+   * @param {{ chatId: string, scroller: HTMLElement, list: HTMLElement, top: HTMLElement, live: HTMLElement, onEvents?: () => void, onRefused?: () => void, onGone?: () => void }} opts
    */
   constructor(opts) {
+    /** Called when the live tail finds the chat gone. */
+    this.onGone = opts.onGone;
     /** Called when the gateway refuses the key for the live tail. */
     this.onRefused = opts.onRefused;
     /** Called when live events arrive (the session's tree may have changed). */
@@ -307,55 +308,17 @@ export class ConversationView {
     this.live.className = how ? `live ${how}` : 'live';
   }
 
-  /**
-   * Follows the log through the tail route until closed, saying on the badge why it is not: a
-   * refused key (401) or a chat the key cannot see (404) stops it, the 401 asking for a key; a
-   * drop, a refusal over the tail cap (429), a log the gateway could not read or a gateway
-   * shutting down try again after a wait that doubles up to 30 s, the badge saying when.
-   */
-  async follow() {
-    const signal = this.abort.signal;
-    let wait = RECONNECT_MS;
-    while (!signal.aborted) {
-      let why = '';
-      this.setLive('Connecting…', '');
-      try {
-        await readEventStream(path`/v1/sessions/${this.chatId}/tail?from=${this.end}`, signal, (m) => {
-          if (m.event === 'ready') {
-            this.setLive('● Live', 'on');
-            wait = RECONNECT_MS;
-          } else if (m.event === 'events') void this.appendLive(parseData(m.data).events ?? []);
-          else if (m.event === 'error')
-            why = `the gateway could not read the log: ${parseData(m.data).message ?? m.data}`;
-          else if (m.event === 'end')
-            why =
-              parseData(m.data).reason === 'shutdown'
-                ? 'the gateway is shutting down'
-                : `the tail ended (${m.data})`;
-        });
-        why ||= 'the connection closed';
-      } catch (err) {
-        if (signal.aborted) return;
-        const message = err instanceof Error ? err.message : String(err);
-        if (err instanceof ApiError && err.status === 401) {
-          this.setLive(`Not following: the key was refused (${message})`, 'off');
-          this.onRefused?.();
-          return;
-        }
-        if (err instanceof ApiError && (err.status === 404 || err.status === 403 || err.status === 400)) {
-          this.setLive(`Not following: ${message}`, 'off');
-          return;
-        }
-        if (err instanceof ApiError && err.status === 429) {
-          why = `too many live tails open for this key (${message})`;
-          wait = Math.max(wait, 2 * RECONNECT_MS);
-        } else why = message;
-      }
-      if (signal.aborted) return;
-      this.setLive(`Reconnecting in ${Math.round(wait / 1000)} s: ${why}`, 'off');
-      await sleep(wait, signal);
-      wait = Math.min(wait * 2, RECONNECT_MAX_MS);
-    }
+  /** Follows the log through the tail route until closed or stopped for good (live-tail.js). */
+  follow() {
+    return followTail({
+      chatId: this.chatId,
+      signal: this.abort.signal,
+      from: () => this.end,
+      setLive: (text, how) => this.setLive(text, how),
+      onEvents: (events) => void this.appendLive(events),
+      onRefused: this.onRefused,
+      onGone: this.onGone,
+    });
   }
 
   /** @param {LogEvent[]} events */

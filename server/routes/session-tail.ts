@@ -5,11 +5,11 @@
  * `events` event `{"events": [...], "next": <offset to read from next>}` whose SSE id is that next
  * offset. The log is polled, so appends made by other replicas on a shared store show up too. A
  * comment line every 15 s keeps proxies from closing an idle tail; the tail ends when the client
- * leaves or the gateway shuts down.
+ * leaves, the gateway shuts down or the chat is gone (`end` with reason `gone`).
  */
 import { Router, type Request, type Response } from 'express';
 import { parseReadBound } from '../../chat-log/read-range.ts';
-import { OdaError } from '../../lib/errors.ts';
+import { OdaError, isOdaError } from '../../lib/errors.ts';
 import type { AppContext } from '../app-context.ts';
 import { visibleChat } from '../visible-chat.ts';
 
@@ -100,6 +100,11 @@ export function sessionTailRoutes(app: AppContext): Router {
       try {
         events = await app.chatLog.read(id, next, BATCH_MAX);
       } catch (err) {
+        // The chat is gone (its file removed, its keys lost): nothing more will come.
+        if (isOdaError(err) && err.code === 'ODA_ERR_NOT_FOUND') {
+          await write(res, 'event: end\ndata: {"reason":"gone"}\n\n');
+          break;
+        }
         const message = err instanceof Error ? err.message : String(err);
         app.logger.warn({ chat: id, error: message }, 'log tail read failed');
         await write(res, `event: error\ndata: ${JSON.stringify({ message })}\n\n`);

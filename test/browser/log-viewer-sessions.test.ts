@@ -202,7 +202,9 @@ describe(
         location.hash = 'session=live-1';
       });
       const live = page.locator('#live');
-      await live.filter({ hasText: 'Not following: no chat with id "live-1"' }).waitFor({ timeout: 5000 });
+      await live
+        .filter({ hasText: 'Not following: the chat is gone (no chat with id "live-1")' })
+        .waitFor({ timeout: 5000 });
       await page.clock.runFor(20_000);
       assert.equal(tails(), 1, 'a 404 is not tried again');
 

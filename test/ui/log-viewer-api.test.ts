@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp } from '../../server/app.ts';
 import { parseConfig } from '../../config/config.ts';
-import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
+import { startGateway, testStoreIsRedis, type TestGateway } from '../helpers/start-gateway.ts';
 import { loadOpenApi, validateResponse, validateSchema } from '../helpers/openapi-validator.ts';
 import { newKey } from '../../server/cli-keys.ts';
 import {
@@ -292,6 +292,33 @@ describe('log viewer routes: open gateway', { timeout: 60_000 }, () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
+
+  test(
+    'tail: a chat whose log file is removed ends its tail ("gone") and is a 404 from then on',
+    { skip: testStoreIsRedis && 'a file store test' },
+    async () => {
+      await openaiCall(
+        { url: gw.url, session: 'removed-live' },
+        { model: 'gpt-live', messages: [{ role: 'user', content: 'soon removed' }] },
+      );
+      // A tail that never ends fails the test here rather than at the suite's timeout.
+      const res = await fetch(`${gw.url}/v1/sessions/removed-live/tail`, {
+        signal: AbortSignal.timeout(5000),
+      });
+      assert.equal(res.status, 200);
+      // Removed by hand while the tail waits at the end of the log, where it reads nothing.
+      rmSync(join(gw.dataDir, 'chats', 'removed-live.jsonl'));
+      const events = await readSse(res, (ev) => ev.some((e) => e.event === 'end'));
+      assert.deepEqual(
+        events.map((e) => e.event),
+        ['ready', 'end'],
+      );
+      assert.deepEqual(JSON.parse(events[1]!.data), { reason: 'gone' });
+      const after = await get(gw, '/v1/sessions/removed-live');
+      assert.equal(after.status, 404);
+      assert.equal((await get(gw, '/v1/sessions/removed-live/tail')).status, 404);
+    },
+  );
 
   test('tail: from= replays from an offset; an unknown chat is a 404', async () => {
     const res = await fetch(`${gw.url}/v1/sessions/ci-fix/tail?from=0`);

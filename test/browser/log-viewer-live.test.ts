@@ -1,0 +1,62 @@
+/**
+ * The log viewer's live tail in a real browser (SPEC section 12), as the chat it follows changes
+ * under it: a log removed by hand.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
+import { launchBrowser, noBrowser, watchedPage, type PageWatch } from './browser.ts';
+import { openaiCall } from './demo-chats.ts';
+
+describe('log viewer: the live tail', { skip: noBrowser, timeout: 120_000 }, () => {
+  let gw: TestGateway;
+  let browser: Browser;
+
+  before(async () => {
+    gw = await startGateway();
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await gw?.close();
+  });
+
+  /** Opens the page with its timers under the test's control (`page.clock.runFor`). */
+  async function open(hash = ''): Promise<{ page: Page; watch: PageWatch }> {
+    const opened = await watchedPage(browser);
+    await opened.page.clock.install();
+    await opened.page.goto(`${gw.url}/ui${hash}`);
+    return opened;
+  }
+
+  test('a chat whose log is removed while it is followed: the tail stops and says the chat is gone', async () => {
+    await openaiCall(
+      { url: gw.url, session: 'doomed' },
+      { model: 'gpt-live', messages: [{ role: 'user', content: 'soon gone' }] },
+    );
+    const { page, watch } = await open('#session=doomed');
+    await page.locator('.msg', { hasText: 'soon gone' }).waitFor();
+    const live = page.locator('#live');
+    await live.filter({ hasText: 'Live' }).waitFor();
+    rmSync(join(gw.dataDir, 'chats', 'doomed.jsonl'));
+    await live.filter({ hasText: 'Not following: the chat is gone' }).waitFor({ timeout: 5000 });
+    // Neither the tail nor the session's tree is read again: a minute passes without a read.
+    const reads = () =>
+      watch.requests.filter((u) =>
+        ['/v1/sessions/doomed', '/v1/sessions/doomed/tail'].includes(new URL(u).pathname),
+      ).length;
+    const before = reads();
+    for (let i = 0; i < 4; i++) {
+      await page.clock.runFor(15_000);
+      await page.waitForTimeout(200);
+    }
+    assert.equal(reads(), before, 'no read of the gone chat after the badge said so');
+    assert.match((await live.textContent()) ?? '', /^Not following: the chat is gone/);
+    assert.equal(await page.locator('.msg', { hasText: 'soon gone' }).count(), 1, 'its turns stay shown');
+    assert.deepEqual(watch.errors, []);
+    await page.context().close();
+  });
+});
