@@ -9,16 +9,35 @@
 
 const KEY_ITEM = 'oda.ui.key';
 
-/** An answer other than 2xx, with the gateway's error message. */
+/** The longest wait a `retry-after` may ask for (a day): a timer cannot wait much longer. */
+const RETRY_AFTER_MAX_MS = 24 * 3600 * 1000;
+
+/** An answer other than 2xx, with the gateway's error message, code and asked wait. */
 export class ApiError extends Error {
   /**
    * @param {number} status
    * @param {string} message
+   * @param {{ code?: string, retryAfterMs?: number }} [more] the error's `code`, and how long
+   *   the gateway asked the page to wait before trying again (`retry-after`)
    */
-  constructor(status, message) {
+  constructor(status, message, more = {}) {
     super(message);
     this.status = status;
+    this.code = more.code;
+    this.retryAfterMs = more.retryAfterMs;
   }
+}
+
+/**
+ * The wait a `retry-after` header asks for (seconds, or an HTTP date), in ms; undefined without one.
+ * @param {string | null} value
+ */
+export function retryAfterMs(value) {
+  if (value === null) return undefined;
+  const text = value.trim();
+  const ms = /^\d+$/.test(text) ? Number(text) * 1000 : Date.parse(text) - Date.now();
+  if (Number.isNaN(ms)) return undefined;
+  return Math.min(Math.max(0, ms), RETRY_AFTER_MAX_MS);
 }
 
 /** @returns {string | null} */
@@ -87,14 +106,20 @@ export function path(strings, ...values) {
  */
 async function fail(res) {
   let message = `${res.status} ${res.statusText}`;
+  /** @type {string | undefined} */
+  let code;
   try {
     const body = await res.json();
     const m = body?.error?.message;
     if (typeof m === 'string') message = m;
+    if (typeof body?.error?.code === 'string') code = body.error.code;
   } catch {
     // not JSON
   }
-  throw new ApiError(res.status, message);
+  throw new ApiError(res.status, message, {
+    code,
+    retryAfterMs: retryAfterMs(res.headers.get('retry-after')),
+  });
 }
 
 /**

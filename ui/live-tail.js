@@ -4,8 +4,9 @@
  * batch of events on, and says on the live badge what it does. A refused key (401), a chat gone or
  * out of the key's sight (404, or the tail ending because the chat is gone), a foreign origin (403)
  * or a bad request (400) stop it, the 401 asking for a key; a drop, a refusal over the tail cap
- * (429), a log the gateway could not read or a gateway shutting down try again after a wait that
- * doubles up to 30 s, the badge saying when.
+ * or the key's rate (429), a log the gateway could not read or a gateway shutting down try again
+ * after a wait that doubles up to 30 s, and never before the gateway's `retry-after`, the badge
+ * saying when.
  */
 import { ApiError, path, readEventStream } from './api.js';
 import { parseData, sleep } from './event-reads.js';
@@ -29,6 +30,8 @@ export async function followTail(opts) {
   while (!signal.aborted) {
     let why = '';
     let gone = false;
+    /** @type {number | undefined} the gateway's `retry-after`, when it is longer than the backoff */
+    let asked;
     setLive('Connecting…', '');
     try {
       await readEventStream(path`/v1/sessions/${chatId}/tail?from=${opts.from()}`, signal, (m) => {
@@ -65,9 +68,15 @@ export async function followTail(opts) {
         return;
       }
       if (err instanceof ApiError && err.status === 429) {
-        why = `too many live tails open for this key (${message})`;
+        why =
+          err.code === 'ODA_ERR_RATE_LIMITED'
+            ? `the key is over its requests per minute (${message})`
+            : `too many live tails open for this key (${message})`;
         wait = Math.max(wait, 2 * RECONNECT_MS);
       } else why = message;
+      // Never sooner than the gateway asks (a 429's or a draining gateway's 503 `retry-after`).
+      const retryAfter = err instanceof ApiError ? err.retryAfterMs : undefined;
+      if (retryAfter !== undefined && retryAfter > wait) wait = asked = retryAfter;
     }
     if (signal.aborted) return;
     if (gone) {
@@ -75,7 +84,8 @@ export async function followTail(opts) {
       opts.onGone?.();
       return;
     }
-    setLive(`Reconnecting in ${Math.round(wait / 1000)} s: ${why}`, 'off');
+    const askedText = asked === undefined ? '' : ' (as the gateway asked)';
+    setLive(`Reconnecting in ${Math.ceil(wait / 1000)} s${askedText}: ${why}`, 'off');
     await sleep(wait, signal);
     wait = Math.min(wait * 2, RECONNECT_MAX_MS);
   }

@@ -1,6 +1,6 @@
 /**
  * The log viewer's live tail in a real browser (SPEC section 12), as the chat it follows changes
- * under it: a log removed by hand.
+ * under it (a log removed by hand) and as the gateway asks it to wait (a 429 with retry-after).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -56,6 +56,55 @@ describe('log viewer: the live tail', { skip: noBrowser, timeout: 120_000 }, () 
     assert.equal(reads(), before, 'no read of the gone chat after the badge said so');
     assert.match((await live.textContent()) ?? '', /^Not following: the chat is gone/);
     assert.equal(await page.locator('.msg', { hasText: 'soon gone' }).count(), 1, 'its turns stay shown');
+    assert.deepEqual(watch.errors, []);
+    await page.context().close();
+  });
+
+  test('a 429 with retry-after: the tail waits what the gateway asks, says so, then resumes', async () => {
+    await openaiCall(
+      { url: gw.url, session: 'busy' },
+      { model: 'gpt-live', messages: [{ role: 'user', content: 'a busy key' }] },
+    );
+    const { page, watch } = await open();
+    await page.locator('#sessions-list .session-id', { hasText: 'busy' }).first().waitFor();
+    // The key is over its requests per minute: the gateway asks for 40 s, more than the backoff.
+    const tailRoute = '**/v1/sessions/busy/tail?*';
+    await page.route(tailRoute, (route) =>
+      route.fulfill({
+        status: 429,
+        headers: { 'retry-after': '40' },
+        contentType: 'application/json',
+        body: JSON.stringify({
+          error: {
+            message: 'team "t" is over its limit of 5 requests per minute; retry in 40 s',
+            type: 'rate_limit_error',
+            param: null,
+            code: 'ODA_ERR_RATE_LIMITED',
+          },
+        }),
+      }),
+    );
+    const tails = () => watch.requests.filter((u) => u.includes('/v1/sessions/busy/tail')).length;
+    await page.evaluate(() => {
+      location.hash = 'session=busy';
+    });
+    const live = page.locator('#live');
+    await live
+      .filter({
+        hasText:
+          /^Reconnecting in 40 s \(as the gateway asked\): the key is over its requests per minute \(team "t"/,
+      })
+      .waitFor({ timeout: 5000 });
+    assert.equal(tails(), 1);
+    for (let i = 0; i < 3; i++) {
+      await page.clock.runFor(12_000);
+      await page.waitForTimeout(100);
+    }
+    assert.equal(tails(), 1, 'no tail asked for before the 40 s are over');
+    await page.unroute(tailRoute);
+    await page.clock.runFor(5_000);
+    await live.filter({ hasText: 'Live' }).waitFor({ timeout: 5000 });
+    assert.equal(tails(), 2);
     assert.deepEqual(watch.errors, []);
     await page.context().close();
   });
