@@ -62,6 +62,8 @@ const state = {
   treeReadAt: 0,
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   treeTimer: undefined,
+  /** The values the summary shown was drawn from: a refresh that finds them the same redraws nothing. */
+  summaryShown: '',
   /** The route whose session answered 404 (gone): its tree is not read again. */
   goneRoute: -1,
 };
@@ -179,10 +181,28 @@ function showTree(detail, session, selected) {
 }
 
 /**
- * Reads the open session's tree again and redraws it when conversations appeared or grew, keeping
- * the one shown selected. Quiet: a failed read leaves the tree as it was (the conversation's own
- * live badge says when the gateway is out of reach or the chat is gone); a session that answers
- * 404 is not read again until it is opened again.
+ * Draws the session's summary, unless it is the one shown already; `keepFold` keeps the fold of
+ * every read-model value open if it is (a redraw while the reader looks at it).
+ * @param {any} detail a `GET /v1/sessions/{id}` answer of the session
+ * @param {boolean} [keepFold]
+ */
+function showSummary(detail, keepFold = false) {
+  const key = JSON.stringify([detail.header, detail.snapshot?.values, detail.usage, detail.savings]);
+  if (key === state.summaryShown) return;
+  const open = keepFold && ui.summary.querySelector('details')?.open === true;
+  state.summaryShown = key;
+  replace(ui.summary, sessionSummary(detail));
+  const fold = ui.summary.querySelector('details');
+  if (open && fold) fold.open = true;
+}
+
+/**
+ * Reads the open session again and redraws its tree when conversations appeared or grew (keeping
+ * the one shown selected) and its summary when its figures changed: new turns the live tail
+ * brings are counted there a few seconds later, from this one read (the log is not read again).
+ * Quiet: a failed read leaves both as they were (the conversation's own live badge says when the
+ * gateway is out of reach or the chat is gone); a session that answers 404 is not read again
+ * until it is opened again.
  */
 async function refreshTree() {
   const { session, chat, conversation } = state;
@@ -200,6 +220,7 @@ async function refreshTree() {
   }
   if (turn !== state.route || state.conversation !== conversation) return;
   if (treeKey(conversationTree(detail, list.items)) !== state.treeShown) showTree(detail, session, chat);
+  showSummary(detail, true);
 }
 
 /** New events in the open conversation: read the tree again soon, at most once per few seconds. */
@@ -264,7 +285,7 @@ async function showRoute() {
       }
     }
     shown = true;
-    replace(ui.summary, sessionSummary(detail));
+    showSummary(detail);
     showTree(detail, session, target);
     state.treeReadAt = Date.now();
     ui.title.textContent =
@@ -305,6 +326,7 @@ async function showRoute() {
     ui.live.className = 'live';
     if (!shown) {
       replace(ui.summary);
+      state.summaryShown = '';
       replace(ui.tree);
       ui.title.textContent = '';
     }

@@ -1,6 +1,7 @@
 /**
  * The log viewer's live tail in a real browser (SPEC section 12), as the chat it follows changes
- * under it (a log removed by hand) and as the gateway asks it to wait (a 429 with retry-after).
+ * under it (new turns counted in the summary, a log removed by hand) and as the gateway asks it
+ * to wait (a 429 with retry-after).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -105,6 +106,39 @@ describe('log viewer: the live tail', { skip: noBrowser, timeout: 120_000 }, () 
     await page.clock.runFor(5_000);
     await live.filter({ hasText: 'Live' }).waitFor({ timeout: 5000 });
     assert.equal(tails(), 2);
+    assert.deepEqual(watch.errors, []);
+    await page.context().close();
+  });
+
+  test("the session's summary follows the live tail: a new model call is counted without a reload", async () => {
+    const ask = (messages: Array<{ role: string; content: string }>) =>
+      openaiCall({ url: gw.url, session: 'growing' }, { model: 'gpt-live', messages });
+    await ask([{ role: 'user', content: 'first ask' }]);
+    const { page, watch } = await open('#session=growing');
+    await page.locator('#live', { hasText: 'Live' }).waitFor();
+    const fact = (name: string) =>
+      page.locator('#session-summary .facts dt', { hasText: name }).locator('+ dd');
+    assert.equal(await fact('Model calls').textContent(), '1');
+    assert.equal(await fact('Tokens out').textContent(), '5');
+    // The reader has every read-model value unfolded: the refresh keeps it so.
+    await page.locator('#session-summary details.more-facts summary').click();
+    await ask([
+      { role: 'user', content: 'first ask' },
+      { role: 'assistant', content: 'Hello from the fake provider.' },
+      { role: 'user', content: 'second ask' },
+    ]);
+    await page.locator('.event.response').nth(1).waitFor({ timeout: 5000 });
+    await page.clock.runFor(6_000);
+    await fact('Model calls').filter({ hasText: /^2$/ }).waitFor({ timeout: 5000 });
+    assert.equal(await fact('Tokens out').textContent(), '10');
+    assert.equal(await fact('Messages').textContent(), '4');
+    assert.equal(await page.locator('#session-summary details.more-facts').getAttribute('open'), '');
+    // Counted from the session's read models: the log itself was read once, when the page opened.
+    assert.equal(
+      watch.requests.filter((u) => u.includes('/v1/sessions/growing/events?')).length,
+      1,
+      'the events are not read again',
+    );
     assert.deepEqual(watch.errors, []);
     await page.context().close();
   });
