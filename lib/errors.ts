@@ -19,6 +19,7 @@ export type OdaErrorCode =
   | 'ODA_ERR_STORE_UNAVAILABLE'
   | 'ODA_ERR_CONFIG'
   | 'ODA_ERR_SHUTTING_DOWN'
+  | 'ODA_ERR_WEBSOCKET_UNSUPPORTED'
   | 'ODA_ERR_INTERNAL';
 
 /** The kind of error, mapped to each wire format's error `type`. */

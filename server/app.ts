@@ -264,6 +264,16 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
   app.use(logViewerApiRoutes(context));
   // Any other path: a 404 in the shape of the format the request looks like (SPEC section 2).
   app.use(function notFound(req: Request) {
+    // A WebSocket handshake (Codex on the OpenAI provider tries `GET /v1/responses` over WebSocket
+    // first): 426 makes such a client fall back to HTTP at once, where a 404 has it retry for
+    // seconds before every session.
+    if (/\bwebsocket\b/i.test(req.headers.upgrade ?? '')) {
+      throw new OdaError(
+        'ODA_ERR_WEBSOCKET_UNSUPPORTED',
+        426,
+        `the gateway does not serve WebSocket connections (${req.method} ${req.path}); send the request over HTTP`,
+      );
+    }
     throw new OdaError('ODA_ERR_NOT_FOUND', 404, `the gateway does not serve ${req.method} ${req.path}`);
   });
   app.use(onError);

@@ -6,6 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
@@ -51,6 +52,43 @@ describe('paths the gateway does not serve', () => {
       assert.match(e.message, /the gateway does not serve GET \/v1\/messages\/batches/);
       return true;
     });
+    assert.equal(gw.fake.requests.length, 0);
+  });
+
+  test('a WebSocket handshake is a 426 (HTTP only), so a client that tries WebSocket first falls back at once', async () => {
+    // What Codex on the OpenAI provider sends before its first POST /v1/responses.
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(`${gw.url}/v1/responses`, {
+        headers: {
+          connection: 'Upgrade',
+          upgrade: 'websocket',
+          'sec-websocket-version': '13',
+          'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+          authorization: 'Bearer sk-client',
+        },
+      });
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      });
+      req.on('upgrade', () => reject(new Error('the gateway accepted a WebSocket')));
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(answer.status, 426);
+    assert.deepEqual(JSON.parse(answer.body), {
+      error: {
+        message:
+          'the gateway does not serve WebSocket connections (GET /v1/responses); send the request over HTTP',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'ODA_ERR_WEBSOCKET_UNSUPPORTED',
+      },
+    });
+    // A plain GET of the same path is still the 404.
+    const plain = await fetch(`${gw.url}/v1/responses`, { headers: { authorization: 'Bearer sk-client' } });
+    assert.equal(plain.status, 404);
     assert.equal(gw.fake.requests.length, 0);
   });
 
