@@ -47,6 +47,13 @@ describe('echoDigest: the model’s output sent back in another form is the same
       'as an input_text part, typed message',
       { role: 'model', content: text('four'), wire: { type: 'message', content: [{ type: 'input_text' }] } },
     ],
+    [
+      "with the client's item metadata added (Codex on its built-in OpenAI provider)",
+      {
+        ...answer,
+        wire: { ...answer.wire, internal_chat_message_metadata_passthrough: { turn_id: '01a2-turn' } },
+      },
+    ],
   ];
   for (const [name, echo] of echoes) {
     test(name, () => {

@@ -62,10 +62,12 @@ export function messageDigest(message: LogMessage): string {
  * `id` and `status`, the type `message` of an item that has a role (a plain `{role, content}` is
  * one), and per part of its `content` the text types (`input_text`, `output_text`: the part is text
  * either way), `annotations` and `logprobs`. A client that sends the model's output back without
- * them, or with its text as a plain string, sends the same message.
+ * them, or with its text as a plain string, sends the same message. Likewise the client's own
+ * bookkeeping that it adds to an item it sends back: Codex on its built-in OpenAI provider adds
+ * `internal_chat_message_metadata_passthrough` (the turn the item belongs to) to the model's items.
  */
 const ECHO_ONLY = {
-  item: ['id', 'status'],
+  item: ['id', 'status', 'internal_chat_message_metadata_passthrough'],
   itemTypes: ['message'],
   part: ['annotations', 'logprobs'],
   partTypes: ['input_text', 'output_text'],

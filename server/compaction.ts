@@ -10,7 +10,8 @@
  * instead of branching into a copy of its own history.
  */
 import type { ChatLog, LogMessage } from '../chat-log/chat-log.ts';
-import type { LoggedMessage } from '../chat-log/read-models/messages.ts';
+import { recognises, type LoggedMessage } from '../chat-log/read-models/messages.ts';
+import type { MessageKey } from '../chat-log/message-digest.ts';
 
 /** Lines shorter than this say too little to recognise a summary by. */
 const MIN_LINE = 40;
@@ -60,18 +61,28 @@ function compactionChatPrefix(session: string): string {
   return `${session}.side-compaction-`;
 }
 
-/** The summary the session's latest side chat under `prefix` logged as its last answer. */
-async function latestSideSummary(chatLog: ChatLog, prefix: string): Promise<string | undefined> {
+/** The last model message the session's latest side chat under `prefix` logged, with its text. */
+async function latestSideAnswer(
+  chatLog: ChatLog,
+  prefix: string,
+): Promise<{ message: LoggedMessage; text: string | undefined } | undefined> {
   const [latest] = (await chatLog.listPage({ limit: 1, idPrefix: prefix })).chats;
   const side = latest ? await chatLog.open(latest.id) : undefined;
-  return latest && side ? lastModelText(chatLog, latest.id, side.messages.messages) : undefined;
+  const logged = side?.messages.messages ?? [];
+  for (let i = logged.length - 1; i >= 0; i--) {
+    if (logged[i]!.role !== 'model') continue;
+    return { message: logged[i]!, text: await lastModelText(chatLog, latest!.id, logged, i) };
+  }
+  return undefined;
 }
 
 /**
- * When the incoming history diverges from the logged one at `k` (the incoming message `at`) and a
- * user message from there on is built from a summary (the chat's last model answer, or the answer
- * of the session's latest summary or compaction request), the seq range of the messages the
- * summary replaced; otherwise undefined.
+ * When the incoming history diverges from the logged one at `k` (the incoming message `at`) and is
+ * built from a summary, the seq range of the messages the summary replaced; otherwise undefined.
+ * Built from a summary: a user message from there on carries the text of the chat's last model
+ * answer, or of the answer of the session's latest summary or compaction request (side chats); or
+ * a message from there on is that answer itself, sent back as the provider gave it (a Responses
+ * `compaction` item: Codex's remote compaction on OpenAI, whose summary is opaque).
  */
 export async function compactionOf(
   chatLog: ChatLog,
@@ -80,6 +91,7 @@ export async function compactionOf(
   logged: readonly LoggedMessage[],
   k: number,
   incoming: readonly LogMessage[],
+  keys: readonly MessageKey[],
   at: number,
 ): Promise<{ fromSeq: number; toSeq: number } | undefined> {
   if (k >= logged.length) return undefined;
@@ -90,13 +102,16 @@ export async function compactionOf(
     const text = textOf(m.content);
     if (text.length >= MIN_LINE) texts.push(text);
   }
-  if (texts.length === 0) return undefined;
   const carried = (summary: string | undefined): boolean =>
     summary !== undefined && texts.some((t) => carriesSummary(t, summary));
   const replaced = { fromSeq: logged[k]!.seq, toSeq: logged[logged.length - 1]!.seq };
-  if (carried(await lastModelText(chatLog, chatId, logged, k))) return replaced;
-  if (carried(await latestSideSummary(chatLog, summaryChatPrefix(session)))) return replaced;
-  if (carried(await latestSideSummary(chatLog, compactionChatPrefix(session)))) return replaced;
+  if (texts.length > 0 && carried(await lastModelText(chatLog, chatId, logged, k))) return replaced;
+  for (const prefix of [summaryChatPrefix(session), compactionChatPrefix(session)]) {
+    const answer = await latestSideAnswer(chatLog, prefix);
+    if (!answer) continue;
+    if (carried(answer.text)) return replaced;
+    for (let i = at; i < keys.length; i++) if (recognises(answer.message, keys[i]!)) return replaced;
+  }
   return undefined;
 }
 

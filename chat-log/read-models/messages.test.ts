@@ -127,9 +127,10 @@ test('keeps the echo digest and the item id of a message whose wire has them; a 
   );
   assert.notEqual(s.messages[1]?.echo, s.messages[1]?.digest);
   assert.equal(s.messages[1]?.itemId, 'msg_1');
-  // States saved before echo (version 6) or reasoning-free digests (version 7) existed lack them:
-  // their checkpoints must not be reused.
-  assert.equal(messagesModel.version, 7);
+  // States saved before echo (version 6) or reasoning-free digests (version 7) existed lack them,
+  // and those saved before Codex's item metadata was echo-only (version 8) hold other echo
+  // digests: their checkpoints must not be reused.
+  assert.equal(messagesModel.version, 8);
 });
 
 test("a provider's answer that is only reasoning is marked (a client may leave it out); other messages are not", () => {

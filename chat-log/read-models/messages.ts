@@ -59,7 +59,7 @@ export type MessagesState = z.infer<typeof messagesState>;
 
 export const messagesModel: ReadModel<MessagesState> = {
   name: 'messages',
-  version: 7,
+  version: 8,
   internal: true,
   schema: messagesState,
   initial: () => ({ messages: [] }),

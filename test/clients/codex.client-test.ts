@@ -15,6 +15,7 @@ import {
   codexBin,
   codexEnv,
   describeRun,
+  fakeOpenaiKey,
   makeSandbox,
   runCli,
   writeCodexConfig,
@@ -39,17 +40,23 @@ interface Rig {
 
 const open: Rig[] = [];
 
-/** `config`: lines put before the rest of Codex's config.toml. */
-async function rig(script: ResponsesScriptPlan, config: string[] = []): Promise<Rig> {
+/**
+ * `config`: lines put before the rest of Codex's config.toml. `builtin`: Codex's own OpenAI provider
+ * pointed at the gateway (`openai_base_url`, the key in `OPENAI_API_KEY`) instead of a custom one.
+ */
+async function rig(script: ResponsesScriptPlan, config: string[] = [], builtin = false): Promise<Rig> {
   const gw = await startGateway();
   scriptMany(gw.fake, codexModel(script), 200);
   const proxy = await startRecordingProxy(gw.url);
   const sb = makeSandbox('codex');
   writeCodexConfig(sb, `${proxy.url}/v1`);
-  if (config.length > 0) {
-    const file = join(sb.home, '.codex', 'config.toml');
-    writeFileSync(file, `${config.join('\n')}\n${readFileSync(file, 'utf8')}`);
+  const file = join(sb.home, '.codex', 'config.toml');
+  let toml = readFileSync(file, 'utf8');
+  if (builtin) {
+    toml = `openai_base_url = "${proxy.url}/v1"\n${toml.replace('model_provider = "oda"\n', '')}`;
   }
+  writeFileSync(file, `${config.map((l) => `${l}\n`).join('')}${toml}`);
+  const env = codexEnv(sb, builtin ? { OPENAI_API_KEY: fakeOpenaiKey } : {});
   const r: Rig = {
     gw,
     proxy,
@@ -57,7 +64,7 @@ async function rig(script: ResponsesScriptPlan, config: string[] = []): Promise<
     async codex(args) {
       const run = await runCli(process.execPath, [codexBin, 'exec', '--skip-git-repo-check', ...args], {
         cwd: sb.cwd,
-        env: codexEnv(sb),
+        env,
         timeoutMs: CLI_TIMEOUT_MS,
       });
       assert.equal(run.code, 0, `codex exec ${args.join(' ')}: ${describeRun(run)}`);
@@ -210,6 +217,84 @@ describe('Codex through the gateway', { skip, timeout: TEST_TIMEOUT_MS * 3 }, ()
       const texts = (await loggedMessages(r.gw.url, main)).map(loggedText);
       assert.equal(texts.filter((t) => t === 'one done.').length, 1);
       assert.equal(texts.at(-1), 'two done.');
+    },
+  );
+
+  test(
+    'Codex on its built-in OpenAI provider: its WebSocket attempt is a 426, so it goes over HTTP at once',
+    { timeout: TEST_TIMEOUT_MS },
+    async () => {
+      const r = await rig({ plans: { shell: shellPlan('builtin-step') } }, [], true);
+      const { run, sessionId } = await r.codex(['Run the plan [[plan:shell]]']);
+      assert.equal(run.stdout.trim(), 'builtin-step done.');
+      const attempts = r.proxy.requestsTo('/v1/responses');
+      const handshakes = attempts.filter((c) => c.method === 'GET');
+      // One handshake, answered 426, and no retry of it (a 404 had Codex retry it six more times).
+      assert.deepEqual(
+        handshakes.map((c) => [String(c.headers.upgrade).toLowerCase(), c.status]),
+        [['websocket', 426]],
+      );
+      const posts = attempts.filter((c) => c.method === 'POST');
+      assert.equal(posts.length, 2, 'the tool loop went over HTTP');
+      assert.deepEqual(
+        posts.map((c) => sessionHeader(c)),
+        posts.map(() => `session:${sessionId}`),
+      );
+    },
+  );
+
+  test(
+    'Codex on its built-in OpenAI provider: remote compaction goes to the provider, the compacted history continues the main chat',
+    { timeout: TEST_TIMEOUT_MS },
+    async () => {
+      const compacted = (req: { json: Record<string, unknown> | undefined }) =>
+        inputItems(req).at(-1)?.type === 'compaction_trigger';
+      const r = await rig(
+        {
+          plans: {
+            one: [
+              (req) =>
+                compacted(req)
+                  ? [{ type: 'compaction', encrypted_content: 'gAAAA-compacted-history' }]
+                  : [{ type: 'message', text: 'one done.' }],
+            ],
+            two: [[{ type: 'message', text: 'two done.' }]],
+          },
+        },
+        ['model_auto_compact_token_limit = 3000', 'model_context_window = 20000'],
+        true,
+      );
+      const first = await r.codex(['Start [[plan:one]]']);
+      assert.equal(first.run.stdout.trim(), 'one done.');
+      const second = await r.codex(['resume', '--last', 'Go on [[plan:two]]']);
+      assert.equal(second.run.stdout.trim(), 'two done.');
+      const posts = r.proxy.requestsTo('/v1/responses').filter((c) => c.method === 'POST');
+      assert.deepEqual(
+        posts.map((c) => turnMetadata(c).request_kind),
+        ['turn', 'compaction', 'turn'],
+        'Codex compacted between the two turns',
+      );
+      // The compaction went to the provider as Codex sent it; its opaque answer came back in the next turn.
+      assert.ok(compacted(r.gw.fake.requestsTo('/v1/responses')[1]!));
+      assert.ok(inputItems(posts[2]!).some((i) => i.type === 'compaction'));
+      const main = `session:${first.sessionId}`;
+      assert.deepEqual(
+        posts.map((c) =>
+          sessionHeader(c)
+            ?.toString()
+            .replace(/side-compaction-[0-9a-f]+$/, 'side'),
+        ),
+        [main, `${main}.side`, main],
+        'the compacted history continues the main chat',
+      );
+      assert.deepEqual(
+        (await chatsOf(r.gw.url, main)).filter((id) => !id.includes('.side-')),
+        [main],
+        'no branch for the compaction',
+      );
+      const events = await loggedEvents(r.gw.url, main);
+      assert.equal(events.filter((e) => e.type === 'compaction').length, 1, 'the compaction is recorded');
+      assert.equal((await loggedMessages(r.gw.url, main)).map(loggedText).at(-1), 'two done.');
     },
   );
 

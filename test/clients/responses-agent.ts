@@ -14,6 +14,8 @@ type Obj = Record<string, unknown>;
 
 export type ResponsesStepItem =
   | { type: 'message'; text: string }
+  /** What the provider answers a remote compaction (an input ending in `compaction_trigger`). */
+  | { type: 'compaction'; encrypted_content: string }
   /** `namespace`: the tool namespace the function belongs to (Codex's `multi_agent_v1`). */
   | { type: 'function_call'; name: string; arguments: Obj; namespace?: string };
 
@@ -73,7 +75,9 @@ export function responsesReplyWith(req: RecordedRequest, items: ResponsesStepIte
   const body = req.json ?? {};
   const id = `resp_${nextHex()}`;
   const output: Obj[] = items.map((it) =>
-    it.type === 'message'
+    it.type === 'compaction'
+      ? { id: `cmp_${nextHex()}`, type: 'compaction', encrypted_content: it.encrypted_content }
+      : it.type === 'message'
       ? {
           id: `msg_${nextHex()}`,
           type: 'message',
@@ -171,6 +175,8 @@ export function responsesReplyWith(req: RecordedRequest, items: ResponsesStepIte
           part: { type: 'output_text', annotations: [], logprobs: [], text },
         }),
       );
+    } else if (item.type === 'compaction') {
+      events.push(ev('response.output_item.added', { output_index: index, item }));
     } else {
       events.push(
         ev('response.output_item.added', {

@@ -132,6 +132,59 @@ describe("Codex's compaction continues the main chat", () => {
     );
   });
 
+  test("Codex's remote compaction (OpenAI's opaque compaction item) continues the main chat", async () => {
+    const session = '019a0000-0000-7000-8000-0000c0c0a003';
+    const main = `session:${session}`;
+    const c = new OpenAI({
+      baseURL: `${gw.url}/v1`,
+      apiKey: 'sk-test',
+      maxRetries: 0,
+      defaultHeaders: { 'session-id': session, 'thread-id': session },
+    });
+    const ask = async (kind: string, input: Item[], output: Item) => {
+      gw.fake.script({ responses: { output: [output] } });
+      const metadata = JSON.stringify({ session_id: session, thread_id: session, request_kind: kind });
+      const { data, response } = await c.responses
+        .create(
+          { model: 'gpt-5.1-codex', store: false, input: input as unknown as OpenAI.Responses.ResponseInput },
+          { headers: { 'x-codex-turn-metadata': metadata } },
+        )
+        .withResponse();
+      return { chat: response.headers.get('x-session-id')!, output: data.output as unknown as Item[] };
+    };
+    const start = user('Build the project');
+    await ask('turn', [developer, environment, start], answer('Build done.'));
+    // Remote compaction: the history and a trigger; the provider answers one opaque compaction item.
+    const compaction = { id: 'cmp_1', type: 'compaction', encrypted_content: 'gAAAA-compacted-history' };
+    const compacted = await ask(
+      'compaction',
+      [developer, environment, start, answer('Build done.'), { type: 'compaction_trigger' }],
+      compaction,
+    );
+    assert.match(compacted.chat, /\.side-compaction-[0-9a-f]{12}$/);
+    // The next turn: the initial context, the user's message, the item as received, the new prompt.
+    const next = await ask(
+      'turn',
+      [developer, environment, start, ...compacted.output, user('Now run the tests')],
+      answer('Tests pass.'),
+    );
+    assert.equal(next.chat, main, 'the compacted history continues the main chat');
+    const events = await sessionEvents(gw.url, main);
+    assert.equal(eventsOfType(events, 'compaction').length, 1, 'the compaction is recorded');
+    const ids = await chatIds(gw);
+    assert.deepEqual(
+      ids.filter((id) => id.startsWith(`${main}.b`)),
+      [],
+    );
+    // Another opaque item than the provider's answer is an edit: it branches.
+    const edited = await ask(
+      'turn',
+      [developer, environment, start, { ...compaction, encrypted_content: 'gAAAA-other' }, user('Go')],
+      answer('Edited.'),
+    );
+    assert.match(edited.chat, new RegExp(`^${main.replace(/[.:-]/g, '\\$&')}\\.b[0-9a-f]+$`));
+  });
+
   test('a history that carries no summary still branches', async () => {
     const session = '019a0000-0000-7000-8000-0000c0c0a002';
     const headers = { 'session-id': session, 'thread-id': session };
