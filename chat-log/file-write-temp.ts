@@ -23,6 +23,24 @@ export async function writeTemp(path: string, data: string | Buffer, sync = true
   return tmp;
 }
 
+/**
+ * Creates the file `path` holding `data` whole (written beside it, synced when `sync`, then linked
+ * in): false when the name is taken. link() fails on an existing name, so two creators (even in two
+ * processes) never clobber each other; a reader never sees the file partly written.
+ */
+export async function createWhole(path: string, data: Buffer, sync: boolean): Promise<boolean> {
+  const tmp = await writeTemp(path, data, sync);
+  try {
+    await fsp.link(tmp, path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    await fsp.rm(tmp, { force: true });
+  }
+}
+
 /** Syncs a folder so a name just linked into it survives a crash; best effort. */
 export async function syncDir(dir: string): Promise<void> {
   const fh = await fsp.open(dir, 'r').catch(() => undefined);

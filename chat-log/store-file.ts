@@ -12,11 +12,10 @@
  * `file-read-events.ts`, the synced temporary-file writes in `file-write-temp.ts`.
  */
 import { promises as fsp, constants as fsc } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, join } from 'node:path';
 import { OdaError } from '../lib/errors.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import {
-  parseStoredCheckpoint,
   type AppendOptions,
   type ChatSummary,
   type EventLines,
@@ -34,8 +33,9 @@ import { rowOfOpenChat, type IndexLog, type RebuildSource } from './chat-index-r
 import type { ChatListQuery, ChatPage } from './chat-page.ts';
 import { StoreFileIndex } from './store-file-index.ts';
 import { readEventLines, readEvents } from './file-read-events.ts';
-import { syncDir, writeTemp } from './file-write-temp.ts';
+import { createWhole, syncDir, writeTemp } from './file-write-temp.ts';
 import { CreationSync } from './creation-sync.ts';
+import { readCheckpointFile, writeCheckpointFile } from './file-checkpoints.ts';
 import { claimDataDir, type DataDirClaim } from './data-dir-claim.ts';
 
 export interface FileLogBackendOptions {
@@ -194,16 +194,7 @@ export class FileLogBackend implements LogBackend {
       // `batch`: the new file and its name are synced in the background, as appends are
       // (`CreationSync`); `always`: before the chat is acknowledged.
       const durable = this.fsync === 'always';
-      const tmp = await writeTemp(path, data, durable);
-      try {
-        // link() fails when the name exists, so two creators (even in two processes) never clobber.
-        await fsp.link(tmp, path);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'EEXIST') return 'exists';
-        throw err;
-      } finally {
-        await fsp.rm(tmp, { force: true });
-      }
+      if (!(await createWhole(path, data, durable))) return 'exists';
       if (durable) await syncDir(this.chatsDir);
       else this.creations.add(path);
       // The chat as just written, known without reading it back.
@@ -369,34 +360,12 @@ export class FileLogBackend implements LogBackend {
     return this.chatMutex.run(id, fn);
   }
 
-  private checkpointPath(id: string, model: string): string {
-    return pathInside(pathInside(this.checkpointsDir, id), model, '.json', 'read model name');
+  getCheckpoint(id: string, model: string): Promise<StoredCheckpoint | undefined> {
+    return readCheckpointFile(this.checkpointsDir, id, model);
   }
 
-  async getCheckpoint(id: string, model: string): Promise<StoredCheckpoint | undefined> {
-    const path = this.checkpointPath(id, model);
-    let text: string;
-    try {
-      text = await fsp.readFile(path, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw err;
-    }
-    return parseStoredCheckpoint(text, model);
-  }
-
-  async putCheckpoint(id: string, checkpoint: StoredCheckpoint): Promise<void> {
-    const path = this.checkpointPath(id, checkpoint.model);
-    await fsp.mkdir(dirname(path), { recursive: true });
-    // A checkpoint is a shortcut, not a record: rename keeps it whole, and one lost to a power cut
-    // is rebuilt from the log, so it is not synced.
-    const tmp = await writeTemp(path, JSON.stringify(checkpoint), false);
-    try {
-      await fsp.rename(tmp, path);
-    } catch (err) {
-      await fsp.rm(tmp, { force: true });
-      throw err;
-    }
+  putCheckpoint(id: string, checkpoint: StoredCheckpoint): Promise<void> {
+    return writeCheckpointFile(this.checkpointsDir, id, checkpoint);
   }
 
   async ping(): Promise<boolean> {
