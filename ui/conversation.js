@@ -210,6 +210,14 @@ export class ConversationView {
           Array.isArray(e.tools) && e.tools.length > 0
             ? el('span', 'muted', ` · ${e.tools.length} tools`)
             : null,
+          // The leading system prompt is logged by its digest only (SPEC section 6).
+          typeof e.systemDigest === 'string'
+            ? el(
+                'span',
+                { attrs: { class: 'muted system-prompt', title: `sha256 ${e.systemDigest}` } },
+                ' · a system prompt (kept as its digest, not its text)',
+              )
+            : null,
           el('span', 'seq', `#${e.seq}`),
           el('time', null, time(e.at)),
         );

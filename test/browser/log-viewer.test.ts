@@ -269,6 +269,10 @@ describe('log viewer in a browser', { skip: noBrowser, timeout: 180_000 }, () =>
     await page.locator('#sessions-list button', { hasText: 'fix-ci-run' }).click();
     const changed = page.locator('.msg .column.received .changed-trimmed');
     await changed.waitFor();
+    // The request carried a system prompt, which the log keeps as its digest: the line says so.
+    const system = page.locator('.event.request .system-prompt');
+    assert.equal(await system.textContent(), ' · a system prompt (kept as its digest, not its text)');
+    assert.match((await system.getAttribute('title')) ?? '', /^sha256 [0-9a-f]{64}$/);
     assert.equal(await changed.locator('mark.marker').textContent(), TRIM_MARKER);
     const cps = Array.from(log);
     assert.equal(
