@@ -69,15 +69,15 @@ export interface DeliveryOutcome {
   /** False when the stream ended early (client gone, upstream reset or idle timeout). */
   complete: boolean;
   response: NormalizedResponse | undefined;
-  /**
-   * Why the answer failed, when that is known: the provider's own word inside the stream (its
-   * message), or the upstream error that cut a JSON answer short (one longer than the gateway reads
-   * whole).
-   */
+  /** Why a streamed answer failed, when the provider said so inside the stream (its message). */
   failure?: string;
 }
 
-/** Delivers a 2xx answer. A stream is written chunk by chunk (with backpressure) and observed for the log. */
+/**
+ * Delivers a 2xx answer. A stream is written chunk by chunk (with backpressure) and observed for the
+ * log. A JSON answer is read whole first: when it cannot be (it broke off, the client left, it ran
+ * past its cap), nothing has gone out and the UpstreamError is thrown, `beforeEnd` not called.
+ */
 export async function deliverSuccess(
   res: Response,
   upstream: UpstreamResponse,
@@ -161,15 +161,9 @@ export async function deliverSuccess(
     text = await upstream.body.text();
   } catch (err) {
     // The provider's answer broke off (reset, idle timeout, client gone) before it was whole, or
-    // was longer than the gateway reads whole.
-    const e = toUpstreamError(err);
-    await beforeEnd({
-      streamed: false,
-      complete: false,
-      response: undefined,
-      ...(e.code === 'too-large' ? { failure: e.message } : {}),
-    });
-    throw e;
+    // was longer than the gateway reads whole. Nothing of it reached the client, which gets the
+    // gateway's error instead: the caller logs the call as failed with what the client got.
+    throw toUpstreamError(err);
   }
   let response: NormalizedResponse | undefined;
   try {

@@ -12,6 +12,7 @@ import type { AppContext } from '../app-context.ts';
 import type { CutReason } from '../cut-short.ts';
 import type { ChatBinding, ResponseRecord } from '../chat-binder.ts';
 import { deliverFailure, deliverSuccess } from '../deliver.ts';
+import { toOdaError } from '../error-handler.ts';
 import { upstreamFailure } from '../upstream-failure.ts';
 import { accountAnswer, loggedMechanisms } from '../usage-accounting.ts';
 import type { ForwardProgress } from './forward.ts';
@@ -72,9 +73,7 @@ export async function respond(
             attempts: result.attempts,
             retries: result.retries,
             response: o.response,
-            error:
-              o.failure?.slice(0, 2000) ??
-              (o.complete ? undefined : `${o.streamed ? 'stream' : 'answer'} ended before completion`),
+            error: o.failure?.slice(0, 2000) ?? (o.complete ? undefined : 'stream ended before completion'),
           },
           res,
         ),
@@ -84,11 +83,9 @@ export async function respond(
     );
   } catch (e) {
     if (!(e instanceof UpstreamError)) throw e;
-    if (e.code === 'aborted') {
-      logCutShort(app, call, { status: result.res.status, attempts: result.attempts, streamed: false });
-      return;
-    }
-    throw upstreamFailure(e, call.provider.config.name);
+    // A JSON answer that could not be read whole: none of it went out, the client gets the
+    // gateway's error (or nothing, when it left), and the log says so.
+    return failCall(app, call, ctx, binding, e, result, result.res.status);
   }
   const fields = { status: result.res.status, attempts: result.attempts, streamed: outcome.streamed };
   if (!outcome.complete) {
@@ -125,23 +122,55 @@ export async function respondToFailure(
   error: unknown,
   progress: ForwardProgress,
 ): Promise<void> {
-  const err = error instanceof UpstreamError ? error : undefined;
   // What the mechanisms already did (and recorded) is still reported on the error response.
   reportEffects(app, res, ctx, progress.attempts);
+  return failCall(app, call, ctx, binding, error, progress);
+}
+
+/**
+ * Logs a call that failed before any of its answer went out, as what the client gets: the
+ * gateway's error status and message (502/504 for the provider, the gateway's own otherwise), or
+ * status 0 when the client left first; then throws the error for the error handler to render.
+ * `answered`: the provider's status when its answer had begun but could not be read whole.
+ */
+async function failCall(
+  app: AppContext,
+  call: ModelCall,
+  ctx: CallContext,
+  binding: ChatBinding,
+  error: unknown,
+  counts: { attempts: number; retries: number },
+  answered?: number,
+): Promise<void> {
+  const err = error instanceof UpstreamError ? error : undefined;
+  const aborted = err?.code === 'aborted';
+  const failure = err && !aborted ? upstreamFailure(err, call.provider.config.name, answered) : undefined;
+  const message = failure?.message ?? (err ? err.message : String(error));
   await recordSafely(app, call, ctx, binding, {
-    status: 0,
+    status: aborted ? 0 : (failure ?? toOdaError(error)).status,
     ok: false,
-    error: err?.message ?? String(error),
-    attempts: progress.attempts,
-    retries: progress.retries,
+    error: answered === undefined ? message : `answer ended before completion: ${message}`,
+    attempts: counts.attempts,
+    retries: counts.retries,
   });
   // A failed repair (e.g. a trim the log could not record) is the gateway's own error, not the provider's.
   if (!err) throw error;
-  if (err.code === 'aborted') {
-    logCutShort(app, call, { status: 0, attempts: progress.attempts, answered: false });
+  const upstream =
+    answered === undefined ? { answered: false } : { upstreamStatus: answered, streamed: false };
+  if (!failure) {
+    logCutShort(app, call, { status: 0, attempts: counts.attempts, ...upstream });
     return;
   }
-  throw upstreamFailure(err, call.provider.config.name);
+  // A provider answer that broke off closes the call like a stream that broke off; an unreachable
+  // provider is logged by the error handler.
+  if (answered !== undefined)
+    logCutShort(app, call, {
+      status: failure.status,
+      attempts: counts.attempts,
+      ...upstream,
+      error: failure.message,
+    });
+  throw failure;
 }
 
 /**

@@ -2,8 +2,9 @@
  * Calls whose answer never reached the client whole: a client that leaves mid-stream, or before the
  * provider answered, and a provider whose stream breaks off. Each request is counted once in
  * `oda_requests_total` and once in `oda_requests_cut_total` with why, and the call's log line says
- * it was cut short and why, never "model call done" as for an answer delivered whole. (The grace
- * period's end at shutdown is the process test's.)
+ * it was cut short and why, never "model call done" as for an answer delivered whole. A JSON answer
+ * the provider breaks off reaches the client as the gateway's 502, and is logged and counted as
+ * that. (The grace period's end at shutdown is the process test's.)
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -147,6 +148,67 @@ describe('a call cut short is counted, and logged as cut short with why', () => 
     assert.equal(line.complete, false);
     assert.equal(line.level, 40, 'warn');
     assert.deepEqual(await counts('200', 'upstream'), [total + 1, cut + 1]);
+  });
+
+  test('a JSON answer the provider breaks off: the log and the metrics say the client got a 502, and why', async () => {
+    const whole = JSON.stringify(openaiCompletion('gpt-test', 'never whole'));
+    gw.fake.script({ truncated: whole, sent: 20 });
+    const [total502, cut] = await counts('502', 'upstream');
+    const total200 = await counter('oda_requests_total', `route="${ROUTE}",status="200"`);
+    const tokens = await (await fetch(`${gw.url}/metrics`)).text();
+    const from = lines().length;
+    const res = await fetch(`${gw.url}${ROUTE}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-session-id': 'cut-json-answer' },
+      body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'cut me' }] }),
+    });
+    assert.equal(res.status, 502);
+    const sent = ((await res.json()) as { error: { code: string; message: string } }).error;
+    assert.equal(sent.code, 'ODA_ERR_UPSTREAM_UNREACHABLE');
+    assert.match(
+      sent.message,
+      /^provider "fake-openai" broke off its answer \(HTTP 200\) before it was whole: /,
+    );
+
+    // The chat log: a failed response with the status the client got and the message it got.
+    const { events } = (await (await fetch(`${gw.url}/v1/sessions/cut-json-answer/events`)).json()) as {
+      events: Array<{ type: string; status?: number; ok?: boolean; error?: string }>;
+    };
+    const logged = events.filter((e) => e.type === 'response');
+    assert.equal(logged.length, 1);
+    assert.equal(logged[0]!.status, 502);
+    assert.equal(logged[0]!.ok, false);
+    assert.equal(logged[0]!.error, `answer ended before completion: ${sent.message}`);
+    assert.equal(
+      events.filter((e) => e.type === 'message').length,
+      1,
+      'no model message: none of the answer was read',
+    );
+    // Not an answered call: nothing counted on the chat's bill.
+    const session = (await (await fetch(`${gw.url}/v1/sessions/cut-json-answer`)).json()) as {
+      usage: { answered: number };
+    };
+    assert.equal(session.usage.answered, 0);
+
+    // The call's closing line: cut short by the provider, with the status the client got.
+    const line = await callLine(from);
+    assert.equal(line.msg, 'model call cut short', JSON.stringify(line));
+    assert.equal(line.reqId, res.headers.get('x-oda-request-id'));
+    assert.equal(line.cutBy, 'upstream');
+    assert.equal(line.status, 502);
+    assert.equal(line.upstreamStatus, 200);
+    assert.equal(line.streamed, false);
+    assert.equal(line.error, sent.message);
+    assert.equal(line.level, 40, 'warn');
+
+    // Counted as the 502 it was, whole (the client got a whole error answer), never as a 200.
+    assert.deepEqual(await counts('502', 'upstream'), [total502 + 1, cut]);
+    assert.equal(await counter('oda_requests_total', `route="${ROUTE}",status="200"`), total200);
+    assert.equal(
+      (await (await fetch(`${gw.url}/metrics`)).text()).match(/^oda_tokens_total.*$/gm)?.join('\n'),
+      tokens.match(/^oda_tokens_total.*$/gm)?.join('\n'),
+      'not counted as an answered call',
+    );
   });
 
   test('a whole answer is counted once and not as cut', async () => {

@@ -361,10 +361,19 @@ describe('provider keys, limits and timeouts', () => {
     try {
       const res = await fetch(`${dead.url}/v1/chat/completions`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', 'x-session-id': 'dead-provider' },
         body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] }),
       });
       assert.equal(res.status, 502);
+      const events = (await (await fetch(`${dead.url}/v1/sessions/dead-provider/events`)).json()) as {
+        events: Array<{ type: string; status?: number; ok?: boolean; attempts?: number }>;
+      };
+      const logged = events.events.find((e) => e.type === 'response');
+      assert.deepEqual(
+        [logged?.status, logged?.ok, logged?.attempts],
+        [502, false, 2],
+        'the status the client got',
+      );
       // Connection lost is transient: the client's own backoff decides, the gateway does not say stop.
       assert.equal(res.headers.get('x-should-retry'), null);
       assert.equal(res.headers.get('x-oda-attempts'), '2');
@@ -416,16 +425,15 @@ describe('metrics and stream idle timeout', () => {
       assert.equal(res.status, 502);
       assert.equal(res.headers.get('x-should-retry'), null);
       assert.equal(res.headers.get('x-oda-attempts'), '1');
-      assert.equal(
-        ((await res.json()) as { error: { code: string } }).error.code,
-        'ODA_ERR_UPSTREAM_UNREACHABLE',
-      );
+      const error = ((await res.json()) as { error: { code: string; message: string } }).error;
+      assert.equal(error.code, 'ODA_ERR_UPSTREAM_UNREACHABLE');
       const events = (await (await fetch(`${gw.url}/v1/sessions/cut-json/events`)).json()) as {
-        events: Array<{ type: string; ok?: boolean; error?: string }>;
+        events: Array<{ type: string; status?: number; ok?: boolean; error?: string }>;
       };
       const response = events.events.find((e) => e.type === 'response');
+      assert.equal(response?.status, 502, 'the status the client got');
       assert.equal(response?.ok, false);
-      assert.equal(response?.error, 'answer ended before completion');
+      assert.equal(response?.error, `answer ended before completion: ${error.message}`);
     } finally {
       await gw.close();
     }

@@ -93,7 +93,7 @@ describe('provider bodies read whole are capped', () => {
 
   const loggedResponse = async (sessionId: string) => {
     const events = (await (await fetch(`${gw.url}/v1/sessions/${sessionId}/events`)).json()) as {
-      events: Array<{ type: string; ok?: boolean; error?: string }>;
+      events: Array<{ type: string; status?: number; ok?: boolean; error?: string }>;
     };
     return events.events.find((e) => e.type === 'response');
   };
@@ -120,6 +120,7 @@ describe('provider bodies read whole are capped', () => {
     assert.equal(sent[0]!.cut, true);
     assert.ok(sent[0]!.bytes < 32 * MiB, `the provider wrote ${sent[0]!.bytes} bytes`);
     const logged = await loggedResponse('huge-error');
+    assert.equal(logged?.status, 502, 'the status the client got');
     assert.equal(logged?.ok, false);
     assert.match(logged?.error ?? '', /exceeded 4194304 bytes/);
   });
@@ -174,8 +175,9 @@ describe('provider bodies read whole are capped', () => {
     await sent[0]!.closed;
     assert.equal(sent[0]!.cut, true);
     const logged = await loggedResponse('huge-answer');
+    assert.equal(logged?.status, 502, 'the status the client got');
     assert.equal(logged?.ok, false);
-    assert.match(logged?.error ?? '', /exceeded 67108864 bytes/);
+    assert.equal(logged?.error, `answer ended before completion: ${body.error.message}`);
   });
 
   test('an embeddings answer past 64 MiB passes whole: it is streamed on, not read whole (keys still masked)', async () => {
