@@ -62,10 +62,11 @@ export async function forwardAsIs(
     });
   } catch (e) {
     const err = toUpstreamError(e);
+    app.metrics.observeUpstream(provider.name, abort.signal.aborted ? 'aborted' : 'failed', started);
     if (err.code === 'aborted' && abort.signal.aborted) return;
     throw upstreamFailure(err, provider.name);
   }
-  app.metrics.upstreamLatency.observe({ provider: provider.name }, (performance.now() - started) / 1000);
+  app.metrics.observeUpstream(provider.name, 'answered', started);
   app.logger.info(
     {
       reqId: res.locals.requestId,

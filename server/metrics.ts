@@ -10,6 +10,9 @@ export interface ChatMemoryStats {
   indexing?: boolean;
 }
 
+/** How an attempt upstream ended, for `oda_upstream_latency_seconds{outcome}`. */
+export type UpstreamOutcome = 'answered' | 'failed' | 'aborted';
+
 /** The gateway's Prometheus metrics, one registry per app (no global state). */
 export class Metrics {
   readonly registry = new Registry();
@@ -27,8 +30,8 @@ export class Metrics {
   });
   readonly upstreamLatency = new Histogram({
     name: 'oda_upstream_latency_seconds',
-    help: 'Time from sending a request upstream to its response headers, by provider',
-    labelNames: ['provider'] as const,
+    help: 'Time from sending a request upstream to how it ended, per attempt, by provider and outcome: answered (its response headers came, whatever the status: the time to them), failed (no answer: the connection failed or broke, a timeout, an error body past its cap, a redirect; the time to the failure), aborted (the client left or the shutdown cut it before an answer)',
+    labelNames: ['provider', 'outcome'] as const,
     buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 120],
     registers: [this.registry],
   });
@@ -146,6 +149,14 @@ export class Metrics {
         this.set(chats()?.indexing ? 1 : 0);
       },
     });
+  }
+
+  /**
+   * Observes one attempt upstream that started at `started` (`performance.now()`) and ended now:
+   * with its response headers, without an answer, or cut by the client or the shutdown.
+   */
+  observeUpstream(provider: string, outcome: UpstreamOutcome, started: number): void {
+    this.upstreamLatency.observe({ provider, outcome }, (performance.now() - started) / 1000);
   }
 
   /** Where the chat-memory gauges read from (the app's chat log). */

@@ -61,18 +61,23 @@ export async function forward(
   return runRepairLoop({
     progress,
     send: async () => {
-      const started = performance.now();
       const bytes = outgoingBytes(ctx);
-      const r = await app.upstream.send({
-        url,
-        headers: { ...headers, 'content-length': String(bytes.length) },
-        body: bytes,
-        signal: call.abort.signal,
-      });
-      app.metrics.upstreamLatency.observe(
-        { provider: provider.config.name },
-        (performance.now() - started) / 1000,
-      );
+      const started = performance.now();
+      let r;
+      try {
+        r = await app.upstream.send({
+          url,
+          headers: { ...headers, 'content-length': String(bytes.length) },
+          body: bytes,
+          signal: call.abort.signal,
+        });
+      } catch (e) {
+        // A provider slow to fail is seen too, apart from the answers.
+        const outcome = call.abort.signal.aborted ? 'aborted' : 'failed';
+        app.metrics.observeUpstream(provider.config.name, outcome, started);
+        throw e;
+      }
+      app.metrics.observeUpstream(provider.config.name, 'answered', started);
       return peekStreamStart(adapter, r);
     },
     classify: (status, text) => adapter.classifyRefusal(status, text, ctx.view.images().length),

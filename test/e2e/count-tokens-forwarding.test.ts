@@ -69,7 +69,10 @@ describe('count_tokens forwarding', () => {
     };
     const metric = async () => {
       const text = await (await fetch(`${gw.url}/metrics`)).text();
-      return Number(/oda_upstream_latency_seconds_count\{provider="counter"\} (\d+)/.exec(text)?.[1] ?? 0);
+      return Number(
+        /oda_upstream_latency_seconds_count\{provider="counter",outcome="answered"\} (\d+)/.exec(text)?.[1] ??
+          0,
+      );
     };
     const before = await metric();
     const res = await fetch(`${gw.url}/v1/messages/count_tokens?beta=true`, {

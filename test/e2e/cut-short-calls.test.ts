@@ -118,6 +118,10 @@ describe('a call cut short is counted, and logged as cut short with why', () => 
     holds.push(hold.release);
     gw.fake.script({ json: openaiCompletion('gpt-test', 'too late'), after: hold.until });
     const [total, cut] = await counts('none', 'client');
+    const abandoned = await counter(
+      'oda_upstream_latency_seconds_count',
+      'provider="fake-openai",outcome="aborted"',
+    );
     const from = lines().length;
     const asked = gw.fake.requests.length;
     const leave = new AbortController();
@@ -132,6 +136,11 @@ describe('a call cut short is counted, and logged as cut short with why', () => 
     assert.equal(line.answered, false);
     // No status line ever went out: counted as status "none".
     assert.deepEqual(await counts('none', 'client'), [total + 1, cut + 1]);
+    // The attempt the client abandoned is timed apart from answers and failures.
+    assert.equal(
+      await counter('oda_upstream_latency_seconds_count', 'provider="fake-openai",outcome="aborted"'),
+      abandoned + 1,
+    );
   });
 
   test('a provider stream that breaks off', async () => {

@@ -452,7 +452,46 @@ describe('metrics and stream idle timeout', () => {
       const text = await (await fetch(`${gw.url}/metrics`)).text();
       assert.match(text, /oda_requests_total\{route="\/v1\/chat\/completions",status="200"\} 1/);
       assert.match(text, /oda_upstream_retries_total\{reason="status:529"\} 1/);
-      assert.match(text, /oda_upstream_latency_seconds_count\{provider="fake-openai"\} 2/);
+      // Both attempts got their response headers: the refusal and the answer.
+      assert.match(
+        text,
+        /oda_upstream_latency_seconds_count\{provider="fake-openai",outcome="answered"\} 2\n/,
+      );
+      assert.doesNotMatch(text, /outcome="failed"/);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  test('/metrics times failed attempts too: a provider slow to fail is seen, apart from the answers', async () => {
+    const gw = await startGateway({
+      config: { timeouts: { firstByteMs: 300 }, retries: { maxRetries: 0 } },
+    });
+    try {
+      gw.fake.script({ hang: true });
+      const post = () =>
+        fetch(`${gw.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'slow' }] }),
+        });
+      assert.equal((await post()).status, 504);
+      assert.equal((await post()).status, 200);
+      const text = await (await fetch(`${gw.url}/metrics`)).text();
+      const series = (name: string, outcome: string) =>
+        Number(
+          new RegExp(`^${name}\\{provider="fake-openai",outcome="${outcome}"\\} (\\S+)$`, 'm').exec(
+            text,
+          )?.[1],
+        );
+      assert.equal(series('oda_upstream_latency_seconds_count', 'failed'), 1, text);
+      assert.ok(series('oda_upstream_latency_seconds_sum', 'failed') >= 0.3, 'timed to the failure');
+      assert.match(
+        text,
+        /^oda_upstream_latency_seconds_bucket\{le="0.1",provider="fake-openai",outcome="failed"\} 0$/m,
+      );
+      assert.equal(series('oda_upstream_latency_seconds_count', 'answered'), 1);
+      assert.match(text, /# HELP oda_upstream_latency_seconds .*failed \(no answer/);
     } finally {
       await gw.close();
     }

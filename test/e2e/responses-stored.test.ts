@@ -320,7 +320,7 @@ describe('with provider keys and two OpenAI-format providers', () => {
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
     assert.match(metrics, /oda_requests_total\{route="\/v1\/embeddings",status="200"\} 1/);
     assert.match(metrics, /oda_requests_total\{route="\/v1\/embeddings",status="502"\} 1/);
-    assert.match(metrics, /oda_upstream_latency_seconds_count\{provider="second"\} [1-9]/);
+    assert.match(metrics, /oda_upstream_latency_seconds_count\{provider="second",outcome="answered"\} [1-9]/);
   });
 });
 
