@@ -104,6 +104,17 @@ describe('config', () => {
       },
       /duplicate provider name "a"/,
     );
+    // Names differing only in case are one name (as team names are).
+    refuses(
+      {
+        providers: [
+          { name: 'OpenAI', format: 'openai', baseUrl: 'http://a' },
+          { name: 'local', format: 'openai', baseUrl: 'http://b' },
+          { name: 'openai', format: 'openai', baseUrl: 'http://c' },
+        ],
+      },
+      /providers\.2\.name: duplicate provider name "openai" \(providers\.0\.name; names are compared without case\)/,
+    );
   });
 
   test('loadConfig reads YAML, expands ${VAR}, applies HOST/PORT/ODA_DATA_DIR', () => {

@@ -110,12 +110,6 @@ export function parseConfig(raw: unknown, opts: { baseDir?: string } = {}): Read
       ? cfg.attachmentsDir
       : resolve(baseDir, cfg.attachmentsDir)
     : resolve(dataDir, 'attachments');
-  const names = new Set<string>();
-  for (const p of cfg.providers) {
-    if (names.has(p.name))
-      throw new ConfigError(`invalid configuration:\nproviders: duplicate provider name "${p.name}"`);
-    names.add(p.name);
-  }
   const problems = crossChecks(cfg);
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n${problems.join('\n')}`);
   return deepFreeze({ ...cfg, dataDir, attachmentsDir });
@@ -134,6 +128,17 @@ function crossChecks(cfg: z.output<typeof configSchema>): string[] {
         'so an admin key would protect nothing (add teams, or remove adminKeys)',
     );
   }
+  // Provider names, like team names, are one name in any case: the chat log and the stored
+  // responses' records keep the name, and a re-cased name must still find its provider.
+  const providerNames = new Map<string, number>();
+  cfg.providers.forEach((p, i) => {
+    const first = providerNames.get(p.name.toLowerCase());
+    if (first !== undefined) {
+      problems.push(
+        `providers.${i}.name: duplicate provider name "${p.name}" (providers.${first}.name; names are compared without case)`,
+      );
+    } else providerNames.set(p.name.toLowerCase(), i);
+  });
   const teamNames = new Map<string, number>();
   teams.forEach((t, i) => {
     const first = teamNames.get(t.name.toLowerCase());

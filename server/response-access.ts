@@ -92,11 +92,13 @@ export async function checkPreviousResponse(
 
 /**
  * The OpenAI-format provider that holds a stored response: the one that served it when the
- * gateway knows (and it is still configured), else the first OpenAI-format provider.
+ * gateway knows (and it is still configured; provider names are compared without case, as the
+ * config checks them), else the first OpenAI-format provider.
  */
 export function storedResponseProvider(app: AppContext, owner: ResponseOwner | undefined): ProviderConfig {
   const openai = app.registry.all().filter((p) => p.format === PROVIDER_FORMAT.responses);
-  const provider = openai.find((p) => p.name === owner?.provider) ?? openai[0];
+  const servedBy = owner?.provider.toLowerCase();
+  const provider = openai.find((p) => p.name.toLowerCase() === servedBy) ?? openai[0];
   if (!provider) {
     throw new OdaError('ODA_ERR_NO_PROVIDER', 404, 'no configured openai provider holds stored responses');
   }

@@ -9,8 +9,15 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
-import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
+import {
+  sharedRedisPrefix,
+  startGateway,
+  testStoreIsRedis,
+  type TestGateway,
+} from '../helpers/start-gateway.ts';
 import { FakeProvider, type RecordedRequest } from '../fake-provider/fake-provider.ts';
+import { dropPrefix } from '../helpers/redis-test.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 function client(gw: TestGateway, apiKey = 'sk-client-key'): OpenAI {
   return new OpenAI({ baseURL: `${gw.url}/v1`, apiKey, maxRetries: 0 });
@@ -321,6 +328,46 @@ describe('with provider keys and two OpenAI-format providers', () => {
     assert.match(metrics, /oda_requests_total\{route="\/v1\/embeddings",status="200"\} 1/);
     assert.match(metrics, /oda_requests_total\{route="\/v1\/embeddings",status="502"\} 1/);
     assert.match(metrics, /oda_upstream_latency_seconds_count\{provider="second",outcome="answered"\} [1-9]/);
+  });
+});
+
+describe('provider names are compared without case', () => {
+  test('a stored response still goes to the provider that served it when the config re-cases its name', async () => {
+    const first = await new FakeProvider().start();
+    const second = await new FakeProvider().start();
+    const dataDir = tempDir('oda-recased-');
+    const providers = (names: [string, string]) => [
+      { name: names[0], format: 'openai' as const, baseUrl: `${first.url}/v1`, models: ['gpt-a*'] },
+      { name: names[1], format: 'openai' as const, baseUrl: `${second.url}/v1`, models: ['gpt-b*'] },
+    ];
+    let gw = await startGateway({
+      fakeProvider: first,
+      dataDir,
+      config: { providers: providers(['first', 'second']) },
+    });
+    try {
+      const created = await createStored(gw, client(gw), { model: 'gpt-b-1' });
+      assert.equal(second.requestsTo('/v1/responses').length, 1);
+      await gw.close();
+      // The same providers, their names written in another case: the record of who served the
+      // response still names one of them.
+      gw = await startGateway({
+        fakeProvider: first,
+        dataDir,
+        config: { providers: providers(['First', 'Second']) },
+      });
+      forget(first);
+      forget(second);
+      const got = await client(gw).responses.retrieve(created.id);
+      assert.equal(got.id, created.id);
+      assert.equal(second.requests.at(-1)?.path, `/v1/responses/${created.id}`);
+      assert.equal(first.requests.length, 0, 'not the first OpenAI-format provider');
+    } finally {
+      await gw.close();
+      await first.close();
+      await second.close();
+      if (testStoreIsRedis) await dropPrefix(sharedRedisPrefix(dataDir));
+    }
   });
 });
 
