@@ -20,6 +20,12 @@ export class Drain {
   private state: 'serving' | 'draining' | 'cutting' = 'serving';
   /** Responses in flight, with their connections (a response lets go of its socket when it ends). */
   private readonly inFlight = new Map<Response, Socket | null>();
+  /**
+   * Model calls still at work. A call outlives its connection: one the grace period cuts still
+   * logs its failed answer after its socket is gone, which is after the server has closed.
+   */
+  private calls = 0;
+  private readonly whenSettled: Array<() => void> = [];
 
   /** True once draining started: new requests are refused. */
   get draining(): boolean {
@@ -47,6 +53,38 @@ export class Drain {
   /** The grace period is over: what still runs is cut, and is counted and logged as cut by it. */
   cut(): void {
     this.state = 'cutting';
+  }
+
+  /** Counts a call at work until the function it returns is called (once, when the call is over). */
+  hold(): () => void {
+    this.calls++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--this.calls === 0) for (const resolve of this.whenSettled.splice(0)) resolve();
+    };
+  }
+
+  /**
+   * Resolves once no call is at work (true), or after `maxMs` (false, with calls still at work):
+   * the chat log is closed only after the calls that were cut have logged their answers.
+   */
+  settled(maxMs: number): Promise<boolean> {
+    if (this.calls === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), maxMs);
+      timer.unref();
+      this.whenSettled.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+
+  /** Calls still at work. */
+  get working(): number {
+    return this.calls;
   }
 }
 

@@ -2,8 +2,8 @@
  * The gateway's entry point, and the only reader of process.env. Loads and validates the config
  * (a bad one stops start-up with a message naming the key), listens, and shuts down gracefully on
  * SIGTERM/SIGINT: stop accepting, let in-flight requests and streams finish within the grace
- * period (closing each connection after its answer; a second signal ends it at once), flush the
- * chat log, exit 0.
+ * period (closing each connection after its answer; a second signal ends it at once), let the calls
+ * it cut log their answers, flush the chat log, exit 0.
  */
 import type { Server } from 'node:http';
 import { createApp } from './app.ts';
@@ -11,6 +11,12 @@ import { ConfigError, loadConfig } from '../config/config.ts';
 import { DataDirInUseError } from '../chat-log/data-dir-claim.ts';
 import { listenGateway } from './listen.ts';
 import { createLogger } from './logger.ts';
+
+/**
+ * How long, once the connections are closed, the calls still at work get to log their answers
+ * before the chat log closes: a cut call logs in milliseconds; this only bounds a store that hangs.
+ */
+const LOG_CUT_CALLS_MS = 5_000;
 
 function configPathFromArgs(argv: string[]): string | undefined {
   const i = argv.indexOf('--config');
@@ -85,6 +91,16 @@ async function main(): Promise<void> {
     };
     server.on('close', async () => {
       clearTimeout(force);
+      // The server closes once its connections have; calls cut with them still log their
+      // answers (a cut stream, a call waiting on the provider or in its retry backoff), and the
+      // chat log must take those before it closes and the process exits.
+      const working = gateway.context.drain.working;
+      if (!(await gateway.context.drain.settled(LOG_CUT_CALLS_MS)))
+        logger.error(
+          { calls: gateway.context.drain.working, waitedMs: LOG_CUT_CALLS_MS },
+          'calls still logging their answers at exit; their failed responses may be missing from the chat log',
+        );
+      else if (working > 0) logger.info({ calls: working }, 'calls cut short have logged their answers');
       await gateway.close().catch((err) => logger.error({ err }, 'error while flushing the chat log'));
       logger.info('stopped');
       process.exit(0);

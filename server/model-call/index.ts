@@ -29,24 +29,42 @@ export const HEAVY_BODY_BYTES = 256 * 1024;
 /** Handles the model routes: POST /v1/chat/completions (openai) and POST /v1/messages (anthropic). */
 export function modelCallHandler(app: AppContext, format: WireFormat, route: ModelRoute) {
   return async function modelCall(req: Request, res: Response): Promise<void> {
-    const call = readCall(app, req, res, format, route);
-    // A large request's heavy stages take turns with other requests' (SPEC section 14); a small
-    // one's stages take less time than a turn of the event loop costs, so they run on.
-    const heavy = call.raw.length >= HEAVY_BODY_BYTES;
-    const binding = await bindChat(app, call, res);
-    const ctx = buildContext(app, call, binding, heavy);
-    if (heavy) await app.turns.take();
-    await runPipeline(ctx);
-    const progress: ForwardProgress = { attempts: 0, retries: 0 };
-    let result;
+    // At shutdown the chat log closes only once every call has logged its answer, also a call
+    // whose connection the grace period already closed.
+    const done = app.drain.hold();
     try {
-      if (heavy) await app.turns.take();
-      result = await forward(app, call, ctx, progress);
-    } catch (e) {
-      return respondToFailure(app, call, ctx, binding, res, e, progress);
+      await runCall(app, req, res, format, route);
+    } finally {
+      done();
     }
-    await respond(app, call, ctx, binding, res, result);
   };
+}
+
+/** The stages of one call, in order. */
+async function runCall(
+  app: AppContext,
+  req: Request,
+  res: Response,
+  format: WireFormat,
+  route: ModelRoute,
+): Promise<void> {
+  const call = readCall(app, req, res, format, route);
+  // A large request's heavy stages take turns with other requests' (SPEC section 14); a small
+  // one's stages take less time than a turn of the event loop costs, so they run on.
+  const heavy = call.raw.length >= HEAVY_BODY_BYTES;
+  const binding = await bindChat(app, call, res);
+  const ctx = buildContext(app, call, binding, heavy);
+  if (heavy) await app.turns.take();
+  await runPipeline(ctx);
+  const progress: ForwardProgress = { attempts: 0, retries: 0 };
+  let result;
+  try {
+    if (heavy) await app.turns.take();
+    result = await forward(app, call, ctx, progress);
+  } catch (e) {
+    return respondToFailure(app, call, ctx, binding, res, e, progress);
+  }
+  await respond(app, call, ctx, binding, res, result);
 }
 
 /** Stage 2: finds (or creates, or branches) the chat and appends what the client sent. */

@@ -4,9 +4,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeProvider } from '../fake-provider/fake-provider.ts';
-import { openaiCompletion, openaiStream } from '../fake-provider/fake-bodies.ts';
+import { bodies, openaiCompletion, openaiStream } from '../fake-provider/fake-bodies.ts';
 import { RawConnection } from '../helpers/raw-http.ts';
+import { dropPrefix, redisSkip, redisUrl, uniquePrefix } from '../helpers/redis-test.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
+import { FileLogBackend } from '../../chat-log/store-file.ts';
+import { RedisLogBackend } from '../../chat-log/store-redis.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -97,11 +100,18 @@ async function withHeldStream(
   }
 }
 
-function chatRequest(base: string, body: Record<string, unknown>): string {
+function chatRequest(
+  base: string,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): string {
   const text = JSON.stringify({ model: 'gpt-test', ...body });
+  const extra = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   return (
     `POST /v1/chat/completions HTTP/1.1\r\nHost: ${new URL(base).host}\r\nContent-Type: application/json\r\n` +
-    `Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`
+    `${extra}Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`
   );
 }
 
@@ -298,6 +308,90 @@ describe('the gateway process run from source (server/main.ts under tsx)', () =>
       assert.equal(call.level, 40, 'warn');
     }),
   );
+  for (const store of ['file', 'redis'] as const)
+    test(
+      `the calls the grace period cuts are in the chat log before the process exits (${store} store)`,
+      { timeout: 60_000, skip: store === 'redis' ? redisSkip : false },
+      async () => {
+        const fake = await new FakeProvider().start();
+        const stream = held();
+        const whole = held();
+        fake.script(
+          { sse: openaiStream('gpt-test', ['s1 ', 's2 ']), holdAfter: { events: 2, until: stream.until } },
+          { json: openaiCompletion('gpt-test', 'too late'), after: whole.until },
+          // Transient, asking for a wait the gateway honours: the call sits in its retry backoff.
+          { status: 503, json: bodies.openaiServerError(), headers: { 'retry-after-ms': '3000' } },
+        );
+        const dir = tempDir('oda-proc-');
+        const dataDir = join(dir, 'data');
+        const prefix = uniquePrefix('proc-cut');
+        const cfg = join(dir, 'oda.json');
+        writeFileSync(
+          cfg,
+          JSON.stringify({
+            server: { port: 0, shutdownGraceMs: 500 },
+            dataDir,
+            ...(store === 'redis' ? { store: { kind: 'redis', url: redisUrl, prefix } } : {}),
+            providers: [{ name: 'fake', format: 'openai', baseUrl: `${fake.url}/v1` }],
+          }),
+        );
+        const { child, out, url } = startMain({ ODA_CONFIG: cfg });
+        const chats = ['cut-stream', 'cut-waiting', 'cut-backoff'];
+        try {
+          const base = await url;
+          const call = async (chat: string, body: Record<string, unknown>) => {
+            const conn = await RawConnection.open(base);
+            conn.write(chatRequest(base, body, { 'x-session-id': chat }));
+            return conn;
+          };
+          // A stream whose first words went out, a call the provider has not answered yet, and a
+          // call waiting to retry: none of them can end before the grace period does.
+          const streaming = await call(chats[0]!, {
+            stream: true,
+            messages: [{ role: 'user', content: 'a' }],
+          });
+          await streaming.until((text) => text.includes('s1 '));
+          await call(chats[1]!, { messages: [{ role: 'user', content: 'b' }] });
+          await eventually(() => fake.requests.length === 2);
+          await call(chats[2]!, { messages: [{ role: 'user', content: 'c' }] });
+          await eventually(() => out().includes('retrying upstream call'));
+
+          child.kill('SIGTERM');
+          assert.equal(await exitCode(child), 0);
+          const messages = logLines(out()).map((l) => l.msg);
+          const stopped = messages.indexOf('stopped');
+          assert.ok(stopped > 0, out());
+          assert.equal(
+            messages.slice(0, stopped).filter((m) => m === 'model call cut short').length,
+            3,
+            `every cut call closed before the process stopped: ${out()}`,
+          );
+          assert.doesNotMatch(out(), /could not append the response to the chat log/);
+
+          // What the process left in its store: each cut call's failed response.
+          const backend =
+            store === 'redis'
+              ? new RedisLogBackend({ url: redisUrl!, prefix })
+              : new FileLogBackend({ dataDir });
+          try {
+            for (const chat of chats) {
+              const responses = (await backend.read(chat, 0)).filter((e) => e.type === 'response');
+              assert.equal(responses.length, 1, `the response of ${chat} is logged`);
+              assert.equal(responses[0]!.ok, false, chat);
+            }
+          } finally {
+            await backend.close();
+          }
+        } finally {
+          stream.release();
+          whole.release();
+          if (child.exitCode === null) child.kill('SIGKILL');
+          await fake.close();
+          if (store === 'redis') await dropPrefix(prefix);
+        }
+      },
+    );
+
   test('a second gateway on the same dataDir is refused without touching it; a port in use leaves the dataDir alone; a hard-killed claim is taken over', async () => {
     const dir = tempDir('oda-proc-claim-');
     const dataDir = join(dir, 'data');
