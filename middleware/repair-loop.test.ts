@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import type { Refusal } from '../providers/provider.ts';
-import type { UpstreamResponse } from '../providers/upstream-client.ts';
+import { UpstreamError, type UpstreamResponse } from '../providers/upstream-client.ts';
 import { runRepairLoop, type RepairHooks, type RepairKind } from './repair-loop.ts';
 
 const REFUSAL = '{"error":{"message":"Unknown parameter: \'prompt_cache_key\'.","code":"unknown_parameter"}}';
@@ -62,4 +62,40 @@ test('nothing to take out (the client set the key): the refusal is the answer, a
   assert.equal(result.gaveUp, undefined);
   assert.deepEqual(sent, [400]);
   assert.deepEqual(repaired, []);
+});
+
+test('a client that leaves during the retry backoff: the wait ends, no second attempt is made or counted', async () => {
+  const client = new AbortController();
+  const sent: number[] = [];
+  const progress = { attempts: 0, retries: 0 };
+  const waits: Array<{ ms: number; signal: AbortSignal | undefined }> = [];
+  const loop = runRepairLoop({
+    // As the upstream client does: a send on an aborted signal fails at once.
+    send: async () => {
+      if (client.signal.aborted) throw new UpstreamError('aborted', 'request aborted');
+      sent.push(503);
+      return response(503, '{"error":{"message":"overloaded"}}');
+    },
+    classify: (): Refusal => ({ kind: 'transient' }),
+    repairs: {
+      imageLimit: async () => false,
+      contextOverflow: async () => false,
+      cacheKeyRefused: async () => false,
+    },
+    retries: { maxRetries: 2, initialDelayMs: 500, maxDelayMs: 8000 },
+    // The client leaves while the loop waits to retry.
+    sleep: async (ms, signal) => {
+      waits.push({ ms, signal });
+      client.abort();
+    },
+    signal: client.signal,
+    progress,
+    now: () => 0,
+    random: () => 0,
+  });
+  await assert.rejects(loop, (e: unknown) => e instanceof UpstreamError && e.code === 'aborted');
+  assert.deepEqual(sent, [503]);
+  assert.deepEqual(progress, { attempts: 1, retries: 0 }, 'one attempt made, no retry made');
+  assert.equal(waits.length, 1);
+  assert.equal(waits[0]!.signal, client.signal, 'the wait is given the call signal, to end early');
 });

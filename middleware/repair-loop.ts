@@ -28,7 +28,13 @@ export interface RepairLoopOptions {
   classify(status: number, bodyText: string): Refusal;
   repairs: RepairHooks;
   retries: { maxRetries: number; initialDelayMs: number; maxDelayMs: number };
-  sleep(ms: number): Promise<void>;
+  /** Waits `ms` before a retry; ends early when `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Aborted when the call's client went away (or the shutdown cut the call): a backoff under way
+   * ends, and no further attempt is made.
+   */
+  signal?: AbortSignal;
   now(): number;
   random(): number;
   /** Called for every transport retry, with its reason (for metrics and logs). */
@@ -72,6 +78,9 @@ export async function runRepairLoop(opts: RepairLoopOptions): Promise<RepairLoop
   let retries = 0;
   const progress = opts.progress ?? { attempts: 0, retries: 0 };
   for (;;) {
+    // Nobody is left to answer (the client left during the backoff, or before the first attempt):
+    // no attempt is sent, and none is counted, as none was made.
+    if (opts.signal?.aborted) throw new UpstreamError('aborted', 'request aborted before the next attempt');
     attempts++;
     progress.attempts = attempts;
     progress.retries = retries;
@@ -85,7 +94,7 @@ export async function runRepairLoop(opts: RepairLoopOptions): Promise<RepairLoop
         const delay = backoffDelayMs(retries, { ...opts.retries, random: opts.random });
         retries++;
         opts.onRetry?.(`connection:${err.code}`, delay);
-        await opts.sleep(delay);
+        await opts.sleep(delay, opts.signal);
         continue;
       }
       throw e;
@@ -132,6 +141,6 @@ export async function runRepairLoop(opts: RepairLoopOptions): Promise<RepairLoop
     const delay = asked ?? backoffDelayMs(retries, { ...opts.retries, random: opts.random });
     retries++;
     opts.onRetry?.(`status:${res.status}`, delay);
-    await opts.sleep(delay);
+    await opts.sleep(delay, opts.signal);
   }
 }

@@ -28,7 +28,7 @@ export interface AppContext {
   readonly itemOwners: ResponseOwners;
   /** Billed tokens and removals per team and day (SPEC section 11). */
   readonly usage: UsageLedger;
-  readonly sleep: (ms: number) => Promise<void>;
+  readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly random: () => number;
   /** The providers that refused the gateway's `prompt_cache_key`, learned from their refusals. */
   readonly cacheKeyRefusals: CacheKeyRefusals;

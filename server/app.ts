@@ -66,7 +66,8 @@ export interface AppDeps {
   clock?: Clock;
   /** The chat log backend; default: from `config.store` (the file store under `dataDir`, or Redis). */
   backend?: LogBackend;
-  sleep?: (ms: number) => Promise<void>;
+  /** Waits before a retry; ends early when `signal` aborts (the client left). */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   random?: () => number;
   ids?: () => string;
   metrics?: Metrics;
@@ -115,6 +116,20 @@ function rateCounter(backend: LogBackend): RateCounter {
     : new MemoryRateCounter();
 }
 
+/** Resolves after `ms`, or as soon as `signal` aborts: a retry backoff holds no call nobody waits for. */
+function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
 export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway {
   const logger = deps.logger ?? createLogger(config.logLevel);
   const clock = deps.clock ?? systemClock;
@@ -143,7 +158,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     responseOwners: responseOwnersFor(backend, config.dataDir),
     itemOwners: responseOwnersFor(backend, config.dataDir, 'item'),
     usage: usageLedgerFor(backend, config.dataDir),
-    sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+    sleep: deps.sleep ?? abortableSleep,
     random: deps.random ?? Math.random,
     cacheKeyRefusals: new CacheKeyRefusals((provider) =>
       logger.warn(

@@ -84,6 +84,7 @@ export async function forward(
     repairs: buildRepairs(ctx),
     retries: app.config.retries,
     sleep: app.sleep,
+    signal: call.abort.signal,
     now: () => app.clock.now(),
     random: app.random,
     onRetry: (reason, delayMs) => {

@@ -9,7 +9,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
-import { openaiCompletion, openaiStream } from '../fake-provider/fake-bodies.ts';
+import { bodies, openaiCompletion, openaiStream } from '../fake-provider/fake-bodies.ts';
 import { Captured } from '../helpers/captured-log.ts';
 import { createLogger } from '../../server/logger.ts';
 
@@ -228,5 +228,51 @@ describe('a call cut short is counted, and logged as cut short with why', () => 
     const line = await callLine(from);
     assert.equal(line.msg, 'model call done');
     assert.deepEqual(await counts('200', 'client'), [total + 1, cut]);
+  });
+});
+
+describe('a client that leaves while the gateway waits to retry', () => {
+  let gw: TestGateway;
+  const logs = new Captured();
+  before(async () => {
+    gw = await startGateway({
+      config: { logLevel: 'info', retries: { maxRetries: 2, initialDelayMs: 5000, maxDelayMs: 8000 } },
+      // The gateway's own sleep, not the recording one: the backoff really waits.
+      deps: { logger: createLogger('info', logs), sleep: undefined },
+    });
+  });
+  after(() => gw.close());
+
+  test('is logged with the one attempt made, and the wait ends when the client leaves', async () => {
+    gw.fake.script({ status: 503, json: bodies.openaiServerError() });
+    const leave = new AbortController();
+    const pending = fetch(`${gw.url}${ROUTE}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-session-id': 'left-in-backoff' },
+      body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] }),
+      signal: leave.signal,
+    });
+    await eventually(() => (logs.text.includes('retrying upstream call') ? true : undefined));
+    const left = performance.now();
+    leave.abort();
+    await assert.rejects(pending);
+
+    const line = await eventually(() =>
+      logs.text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as LogLine)
+        .find((l) => l.msg === 'model call cut short'),
+    );
+    assert.equal(line.attempts, 1, JSON.stringify(line));
+    assert.equal(line.cutBy, 'client');
+    assert.ok(performance.now() - left < 4000, 'the 5 s backoff ended when the client left');
+    assert.equal(gw.fake.requestsTo(ROUTE).length, 1, 'no second attempt went upstream');
+    const { events } = (await (await fetch(`${gw.url}/v1/sessions/left-in-backoff/events`)).json()) as {
+      events: Array<{ type: string; attempts?: number; ok?: boolean }>;
+    };
+    const logged = events.find((e) => e.type === 'response');
+    assert.equal(logged?.ok, false);
+    assert.equal(logged?.attempts, 1, 'the chat log counts the attempts made');
   });
 });
