@@ -133,6 +133,33 @@ describe('FileLogBackend: the chat index', () => {
     ]);
   });
 
+  test('an id prefix lists the same chats whether few or many ids start with it', async () => {
+    const { store: s } = setup();
+    // Few under `s.side-compaction-` (read from the primary key), and 520 under `w.` (past 500:
+    // along the activity index); the ids just past each range's end must stay out.
+    const made: string[] = [
+      's.side-compaction-a',
+      's.side-compaction-b',
+      's.side-compaction-',
+      's.side-compaction.x',
+      's.side-compactio',
+      'w',
+      'w-',
+      'x.1',
+    ];
+    for (let i = 0; i < 520; i++) made.push(`w.${String(i).padStart(3, '0')}`);
+    let at = T0;
+    for (const id of made) {
+      await s.create(hdr(id));
+      await s.append(id, [say('hi')], (at += 10));
+    }
+    const newestFirst = (prefix: string) => made.filter((id) => id.startsWith(prefix)).reverse();
+    for (const prefix of ['s.side-compaction-', 's.side-compaction', 'w.', 'w.51', 'x.1', 'w.~', 'é']) {
+      const pages = await allPages(s, { limit: 50, idPrefix: prefix });
+      assert.deepEqual(pages.flat(), newestFirst(prefix), `prefix ${prefix}`);
+    }
+  });
+
   test('after a clean restart, pages come from the index alone (no chat file is read)', async () => {
     const { store: s, dataDir } = setup();
     await chats(s, 5);
