@@ -10,7 +10,7 @@
  * instead of branching into a copy of its own history.
  */
 import type { ChatLog, LogMessage } from '../chat-log/chat-log.ts';
-import { recognises, type LoggedMessage } from '../chat-log/read-models/messages.ts';
+import { recogniserOf, recognises, type LoggedMessage } from '../chat-log/read-models/messages.ts';
 import type { MessageKey } from '../chat-log/message-digest.ts';
 
 /** Lines shorter than this say too little to recognise a summary by. */
@@ -61,7 +61,11 @@ function compactionChatPrefix(session: string): string {
   return `${session}.side-compaction-`;
 }
 
-/** The last model message the session's latest side chat under `prefix` logged, with its text. */
+/**
+ * The answer the session's latest side chat under `prefix` ends with, with its text: its last
+ * message, when the provider gave it (a side request that failed ends with the history it sent,
+ * which is no summary).
+ */
 async function latestSideAnswer(
   chatLog: ChatLog,
   prefix: string,
@@ -69,19 +73,20 @@ async function latestSideAnswer(
   const [latest] = (await chatLog.listPage({ limit: 1, idPrefix: prefix })).chats;
   const side = latest ? await chatLog.open(latest.id) : undefined;
   const logged = side?.messages.messages ?? [];
-  for (let i = logged.length - 1; i >= 0; i--) {
-    if (logged[i]!.role !== 'model') continue;
-    return { message: logged[i]!, text: await lastModelText(chatLog, latest!.id, logged, i) };
-  }
-  return undefined;
+  const last = logged.at(-1);
+  if (!latest || !last || last.role !== 'model' || last.answeredAt === undefined) return undefined;
+  return { message: last, text: await lastModelText(chatLog, latest.id, logged, logged.length - 1) };
 }
 
 /**
  * When the incoming history diverges from the logged one at `k` (the incoming message `at`) and is
  * built from a summary, the seq range of the messages the summary replaced; otherwise undefined.
- * Built from a summary: a user message from there on carries the text of the chat's last model
- * answer, or of the answer of the session's latest summary or compaction request (side chats); or
- * a message from there on is that answer itself, sent back as the provider gave it (a Responses
+ * Where the summary can be: in the messages from the divergence on that the log does not hold from
+ * `k` on, up to the first logged model answer the history sends again (Claude Code resends the
+ * newest messages after its summary; what follows a resent answer is an edited continuation, not a
+ * rebuilt history). Built from a summary: such a user message carries the text of the chat's last
+ * model answer, or of the answer of the session's latest summary or compaction request (side
+ * chats); or such a message is that answer itself, sent back as the provider gave it (a Responses
  * `compaction` item: Codex's remote compaction on OpenAI, whose summary is opaque).
  */
 export async function compactionOf(
@@ -95,8 +100,16 @@ export async function compactionOf(
   at: number,
 ): Promise<{ fromSeq: number; toSeq: number } | undefined> {
   if (k >= logged.length) return undefined;
+  const inLog = recogniserOf(logged.slice(k));
+  const candidates: number[] = [];
+  for (let i = at; i < keys.length; i++) {
+    const known = inLog(keys[i]!);
+    if (known?.role === 'model') break;
+    if (!known) candidates.push(i);
+  }
+  if (candidates.length === 0) return undefined;
   const texts: string[] = [];
-  for (let i = at; i < incoming.length; i++) {
+  for (const i of candidates) {
     const m = incoming[i]!;
     if (m.role !== 'user') continue;
     const text = textOf(m.content);
@@ -110,7 +123,7 @@ export async function compactionOf(
     const answer = await latestSideAnswer(chatLog, prefix);
     if (!answer) continue;
     if (carried(answer.text)) return replaced;
-    for (let i = at; i < keys.length; i++) if (recognises(answer.message, keys[i]!)) return replaced;
+    for (const i of candidates) if (recognises(answer.message, keys[i]!)) return replaced;
   }
   return undefined;
 }

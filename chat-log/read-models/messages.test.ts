@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { answerEnd, messagesModel } from './messages.ts';
+import fc from 'fast-check';
+import { answerEnd, messagesModel, recogniserOf, recognises, type LoggedMessage } from './messages.ts';
+import type { MessageKey } from '../message-digest.ts';
 import { fold } from './read-model.ts';
 import { msg, request, response } from './test-events.ts';
 import { echoDigest, messageDigest } from '../message-digest.ts';
@@ -183,4 +185,33 @@ test('the last message of an answer carries its response id; answerEnd finds whe
   assert.equal(answerEnd(s.messages, 'resp_2'), 5);
   assert.equal(answerEnd(s.messages, 'resp_3'), undefined);
   assert.equal(answerEnd(s.messages, 'resp_unknown'), undefined);
+});
+
+test('recogniserOf finds a logged message exactly when recognises accepts one', () => {
+  // Digests from a tiny alphabet, so that every way two of them can meet does.
+  const d = fc.constantFrom('a', 'b', 'c', 'd');
+  const logged = fc.record(
+    {
+      seq: fc.nat(),
+      role: fc.constantFrom('user' as const, 'model' as const),
+      digest: d,
+      echo: d,
+      bare: d,
+      itemId: d,
+    },
+    { requiredKeys: ['seq', 'role', 'digest'] },
+  );
+  const key = fc.record(
+    { digest: d, echo: d, refersTo: d, legacy: d, bare: d },
+    { requiredKeys: ['digest', 'echo'] },
+  );
+  fc.assert(
+    fc.property(fc.array(logged, { maxLength: 6 }), key, (list, k) => {
+      const found = recogniserOf(list as LoggedMessage[])(k as MessageKey);
+      const expected = list.some((m) => recognises(m as LoggedMessage, k as MessageKey));
+      assert.equal(found !== undefined, expected);
+      if (found) assert.ok(recognises(found, k as MessageKey), 'what it finds is recognised');
+    }),
+    { numRuns: 2000 },
+  );
 });

@@ -151,6 +151,37 @@ export function answerEnd(logged: readonly LoggedMessage[], responseId: string):
 }
 
 /**
+ * A lookup of `logged` by what `recognises` compares, built once: a logged message the incoming one
+ * is, or undefined when there is none. Finds one exactly when `recognises` accepts one of them,
+ * without walking the list for every incoming message.
+ */
+export function recogniserOf(
+  logged: readonly LoggedMessage[],
+): (incoming: MessageKey) => LoggedMessage | undefined {
+  const byDigest = new Map<string, LoggedMessage>();
+  const byEcho = new Map<string, LoggedMessage>();
+  const byItemId = new Map<string, LoggedMessage>();
+  const byBareOrDigest = new Map<string, LoggedMessage>();
+  const byBare = new Map<string, LoggedMessage>();
+  const put = (map: Map<string, LoggedMessage>, key: string | undefined, m: LoggedMessage) => {
+    if (key !== undefined && !map.has(key)) map.set(key, m);
+  };
+  for (const m of logged) {
+    put(byDigest, m.digest, m);
+    put(byEcho, m.echo ?? m.digest, m);
+    put(byItemId, m.itemId, m);
+    put(byBareOrDigest, m.bare ?? m.digest, m);
+    put(byBare, m.bare, m);
+  }
+  return (k) =>
+    byDigest.get(k.digest) ??
+    byEcho.get(k.echo) ??
+    (k.refersTo !== undefined ? byItemId.get(k.refersTo) : undefined) ??
+    (k.legacy !== undefined ? byDigest.get(k.legacy) : undefined) ??
+    (k.bare !== undefined ? byBareOrDigest.get(k.bare) : byBare.get(k.digest));
+}
+
+/**
  * True when the incoming message is the logged one: the same digest, the same content without
  * echo-only wire fields (the model's output sent back without its ids, or as plain text), a
  * reference to the logged item by its id, for a message with a file's content the same message as

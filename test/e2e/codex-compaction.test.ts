@@ -9,6 +9,7 @@ import OpenAI from 'openai';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
 import { eventsOfType, sessionEvents } from '../helpers/session-events.ts';
 import { responsesMessage } from '../fake-provider/fake-responses.ts';
+import { openaiCompletion } from '../fake-provider/fake-bodies.ts';
 
 const SESSION = '019a0000-0000-7000-8000-0000c0c0a001';
 const MAIN = `session:${SESSION}`;
@@ -241,6 +242,138 @@ describe("Codex's compaction continues the main chat", () => {
       chat,
       new RegExp(`^session:${session}\\.b[0-9a-f]+$`),
       'an edit that carries no summary branches',
+    );
+  });
+});
+
+describe('an edit that carries no summary of its own is not taken for a compaction', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startGateway();
+  });
+  after(async () => {
+    await gw?.close();
+  });
+
+  /** A Codex-shaped call: the chat it went to and the provider's output items. */
+  async function ask(session: string, kind: string, input: unknown[], reply: unknown) {
+    gw.fake.script(reply as Parameters<TestGateway['fake']['script']>[0]);
+    const res = await fetch(`${gw.url}/v1/responses`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: 'Bearer sk-test',
+        'session-id': session,
+        'thread-id': session,
+        'x-codex-turn-metadata': JSON.stringify({
+          session_id: session,
+          thread_id: session,
+          request_kind: kind,
+        }),
+      },
+      body: JSON.stringify({ model: 'gpt-5.1-codex', store: false, input }),
+    });
+    const body = (await res.json()) as { output?: Item[] };
+    return { status: res.status, chat: res.headers.get('x-session-id')!, output: body.output ?? [] };
+  }
+  const reply = (text: string) => ({ responses: { output: [answer(text)] } });
+  const branchOf = (main: string) => new RegExp(`^${main.replace(/[.:-]/g, '\\$&')}\\.b[0-9a-f]+$`);
+
+  test('a compaction request that failed leaves no summary: a later edit branches', async () => {
+    const session = '019a0000-0000-7000-8000-0000c0c0a0f1';
+    const main = `session:${session}`;
+    const start = user('Build the project');
+    const goOn = user('Now run the tests');
+    await ask(session, 'turn', [developer, environment, start], reply('Build done.'));
+    await ask(
+      session,
+      'turn',
+      [developer, environment, start, answer('Build done.'), goOn],
+      reply('Tests pass.'),
+    );
+    // The compaction request is refused: its side chat holds only the history the client sent.
+    const history = [developer, environment, start, answer('Build done.'), goOn, answer('Tests pass.')];
+    const refused = await ask(session, 'compaction', [...history, user(COMPACT_PROMPT)], {
+      status: 400,
+      json: {
+        error: {
+          message: 'Your input exceeds the context window of this model.',
+          type: 'invalid_request_error',
+          param: 'input',
+          code: 'context_length_exceeded',
+        },
+      },
+    });
+    assert.equal(refused.status, 400);
+    // An early item edited, the rest kept: an edit, whatever the side chat holds.
+    const edited = [
+      developer,
+      user('<environment_context>\n  <cwd>/other</cwd>\n</environment_context>'),
+      ...history.slice(2),
+    ];
+    assert.match(
+      (await ask(session, 'turn', [...edited, user('Ship it')], reply('Shipped.'))).chat,
+      branchOf(main),
+    );
+    assert.equal(eventsOfType(await sessionEvents(gw.url, main), 'compaction').length, 0);
+  });
+
+  test("an edited first message, then the model's answer quoted in a new message, branches", async () => {
+    const chat = 'quote-edit-1';
+    const said = 'The deployment failed because the database migration 0042 timed out after 30 seconds.';
+    const call = async (messages: unknown[], text: string) => {
+      gw.fake.script({ json: openaiCompletion('gpt-4o', text) });
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: 'Bearer sk-test',
+          'x-session-id': chat,
+        },
+        body: JSON.stringify({ model: 'gpt-4o', messages }),
+      });
+      await res.text();
+      return res.headers.get('x-session-id')!;
+    };
+    assert.equal(
+      await call([{ role: 'user', content: 'Why did the deploy fail? (context v1)' }], said),
+      chat,
+    );
+    const second = await call(
+      [
+        { role: 'user', content: 'Why did the deploy fail? (context v2)' },
+        { role: 'assistant', content: said },
+        { role: 'user', content: `You said: "${said}" How do I raise that timeout?` },
+      ],
+      'Set MIGRATION_TIMEOUT.',
+    );
+    assert.match(second, branchOf(chat));
+    assert.equal(eventsOfType(await sessionEvents(gw.url, chat), 'compaction').length, 0);
+  });
+
+  test('after a remote compaction, an edit of an item before the kept compaction item branches', async () => {
+    const session = '019a0000-0000-7000-8000-0000c0c0a0f2';
+    const main = `session:${session}`;
+    const start = user('Build the project');
+    await ask(session, 'turn', [developer, environment, start], reply('Build done.'));
+    const item = { id: 'cmp_f2', type: 'compaction', encrypted_content: 'gAAAA-compacted' };
+    const c = await ask(
+      session,
+      'compaction',
+      [developer, environment, start, answer('Build done.'), { type: 'compaction_trigger' }],
+      { responses: { output: [item] } },
+    );
+    const h1 = [developer, environment, start, ...c.output, user('Now run the tests')];
+    assert.equal((await ask(session, 'turn', h1, reply('Tests pass.'))).chat, main);
+    const h2 = [...h1, answer('Tests pass.'), user('Deploy')];
+    assert.equal((await ask(session, 'turn', h2, reply('Deployed.'))).chat, main);
+    const other = user('<environment_context>\n  <cwd>/elsewhere</cwd>\n</environment_context>');
+    const h3 = [developer, other, ...h2.slice(2), answer('Deployed.'), user('Check logs')];
+    assert.match((await ask(session, 'turn', h3, reply('Logs ok.'))).chat, branchOf(main));
+    assert.equal(
+      eventsOfType(await sessionEvents(gw.url, main), 'compaction').length,
+      1,
+      'only the real one',
     );
   });
 });
