@@ -479,3 +479,20 @@ describe('convertFileBeside', () => {
     assert.equal(await readFile(out, 'utf8'), logToText(convert(2)));
   });
 });
+
+test('a current log read through upgradeToCurrent keeps a "__proto__" member as stored (log read, log check)', () => {
+  const text = [
+    JSON.stringify({ version: CURRENT_VERSION, id: 'p', createdAt: 1 }),
+    '{"seq":0,"at":2,"type":"message","role":"user","content":[{"kind":"raw","value":{"type":"x","__proto__":{"a":1}}}],"wire":{"__proto__":{"b":2}},"source":{"kind":"client"}}',
+    '',
+  ].join('\n');
+  const read = readLogText(text);
+  const log = upgradeToCurrent(read.version, read.header, read.events);
+  const [event] = log.events;
+  assert.ok(event?.type === 'message');
+  const raw = event.content[0];
+  assert.ok(raw?.kind === 'raw');
+  assert.ok(Object.hasOwn(raw.value as object, '__proto__'), 'the raw part keeps its member');
+  assert.ok(Object.hasOwn(event.wire ?? {}, '__proto__'), 'the wire fields keep theirs');
+  assert.equal(logToText(log).split('"__proto__"').length - 1, 2);
+});

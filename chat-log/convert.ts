@@ -241,9 +241,12 @@ export function upgradeToCurrent(
     default:
       throw unsupported(version);
   }
-  const checked = log.events.map((e) => {
+  const checked = log.events.map((e, i) => {
     assertReservedEmpty(e);
-    return formats[CURRENT_VERSION].event.parse(e);
+    const parsed = formats[CURRENT_VERSION].event.parse(e);
+    // A current log's events are kept as stored once they are valid, as the store reads them
+    // (`parseEventLine`): zod's copy would drop a "__proto__" member of a raw part or wire field.
+    return version === CURRENT_VERSION ? (events[i] as Event) : parsed;
   });
   return { header: validateHeader(log.header), events: checked };
 }
