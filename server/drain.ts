@@ -73,8 +73,9 @@ export class Drain {
   settled(maxMs: number): Promise<boolean> {
     if (this.calls === 0) return Promise.resolve(true);
     return new Promise((resolve) => {
+      // Not unref'd: with the server closed, a call waiting on nothing else would let the process
+      // exit before the chat log is closed.
       const timer = setTimeout(() => resolve(false), maxMs);
-      timer.unref();
       this.whenSettled.push(() => {
         clearTimeout(timer);
         resolve(true);
