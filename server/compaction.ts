@@ -12,6 +12,7 @@
 import type { ChatLog, LogMessage } from '../chat-log/chat-log.ts';
 import { recogniserOf, recognises, type LoggedMessage } from '../chat-log/read-models/messages.ts';
 import type { MessageKey } from '../chat-log/message-digest.ts';
+import { sideChatPrefix } from './conversations.ts';
 
 /** Lines shorter than this say too little to recognise a summary by. */
 const MIN_LINE = 40;
@@ -51,14 +52,14 @@ async function lastModelText(
   return undefined;
 }
 
-/** The chat a session's summary requests go to (see `isSummaryRequest`). */
+/** The chats a session's summary requests go to (see `isSummaryRequest`). */
 export function summaryChatPrefix(session: string): string {
-  return `${session}.side-summary-`;
+  return sideChatPrefix(session, 'summary');
 }
 
 /** The side chats a session's compaction requests go to (Codex's `request_kind: compaction`). */
 function compactionChatPrefix(session: string): string {
-  return `${session}.side-compaction-`;
+  return sideChatPrefix(session, 'compaction');
 }
 
 /**

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isChatId } from '../chat-log/chat-id.ts';
-import { childChatId, sideChatId, subagentChatId } from './conversations.ts';
+import { childChatId, sideChatId, sideChatPrefix, subagentChatId } from './conversations.ts';
 import { scopedChatId } from './team-scope.ts';
 
 const longTeam = 'platform-engineering-infrastructure-reliability-team-eu'; // 55 characters
@@ -35,4 +35,21 @@ test('child ids that fit are the base and the suffix; different long suffixes st
   const two = subagentChatId(base, `${'v'.repeat(63)}2`);
   assert.notEqual(one, two);
   assert.equal(subagentChatId(base, `${'v'.repeat(63)}1`), one, 'the same agent gets the same chat');
+});
+
+test("a session's side chats start with its side chat prefix, however long the session's id", () => {
+  for (const length of [10, 44, 99, 100, 111, 128]) {
+    const main = `t:${'team'.padEnd(length - 3, 'x')}:`.slice(0, length);
+    for (const purpose of ['summary', 'compaction', 'title']) {
+      const id = sideChatId(main, purpose, ['system', 'first message']);
+      assert.ok(isChatId(id));
+      assert.ok(id.startsWith(sideChatPrefix(main, purpose)), `${id} under ${sideChatPrefix(main, purpose)}`);
+      if (main.length + purpose.length + 19 <= 128)
+        assert.equal(sideChatPrefix(main, purpose), `${main}.side-${purpose}-`);
+    }
+  }
+  // Another session's side chats are not under it.
+  assert.ok(
+    !sideChatId('session:abcd', 'summary', ['r']).startsWith(sideChatPrefix('session:abc', 'summary')),
+  );
 });

@@ -100,6 +100,15 @@ export function subagentChatId(main: string, agentId: string): string {
   return childChatId(main, `.agent-${agentId}`);
 }
 
+/**
+ * What the ids of a session's side chats of `purpose` start with: `<main>.side-<purpose>-`, with
+ * `main` cut as `childChatId` cuts it for their 12-hex-digit suffix, so a long main id (a long team
+ * name) still finds them.
+ */
+export function sideChatPrefix(main: string, purpose: string): string {
+  return childChatId(main, `.side-${purpose}-${'0'.repeat(12)}`).slice(0, -12);
+}
+
 /** The chat a side request is logged in: one per purpose and root (system prompt, first message). */
 export function sideChatId(main: string, purpose: string, root: readonly (string | undefined)[]): string {
   const h = createHash('sha256').update(JSON.stringify(root)).digest('hex').slice(0, 12);
