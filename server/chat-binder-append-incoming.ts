@@ -104,7 +104,9 @@ export async function appendIncoming(
     const diverges = k < logged.length && i < keys.length;
     // A history rebuilt from the chat's own summary continues the chat (SPEC section 10).
     const session = state.header.conversation?.session ?? id;
-    const replaced = diverges ? await compactionOf(chatLog, id, session, logged, k, messages, keys, i) : undefined;
+    const replaced = diverges
+      ? await compactionOf(chatLog, id, session, logged, k, messages, keys, i)
+      : undefined;
     if (diverges && !replaced && depth < 8 && isSummaryRequest(logged, k, messages, i)) {
       // A summary request (compaction) is a side request of the session. Its side chat holds
       // what it adds (the instruction) and the summary, not a second copy of the history it

@@ -78,22 +78,22 @@ export function responsesReplyWith(req: RecordedRequest, items: ResponsesStepIte
     it.type === 'compaction'
       ? { id: `cmp_${nextHex()}`, type: 'compaction', encrypted_content: it.encrypted_content }
       : it.type === 'message'
-      ? {
-          id: `msg_${nextHex()}`,
-          type: 'message',
-          status: 'completed',
-          role: 'assistant',
-          content: [{ type: 'output_text', annotations: [], logprobs: [], text: it.text }],
-        }
-      : {
-          id: `fc_${nextHex()}`,
-          type: 'function_call',
-          status: 'completed',
-          name: it.name,
-          ...(it.namespace !== undefined && { namespace: it.namespace }),
-          arguments: JSON.stringify(it.arguments),
-          call_id: `call_${nextHex().slice(0, 24)}`,
-        },
+        ? {
+            id: `msg_${nextHex()}`,
+            type: 'message',
+            status: 'completed',
+            role: 'assistant',
+            content: [{ type: 'output_text', annotations: [], logprobs: [], text: it.text }],
+          }
+        : {
+            id: `fc_${nextHex()}`,
+            type: 'function_call',
+            status: 'completed',
+            name: it.name,
+            ...(it.namespace !== undefined && { namespace: it.namespace }),
+            arguments: JSON.stringify(it.arguments),
+            call_id: `call_${nextHex().slice(0, 24)}`,
+          },
   );
   const inputTokens = Math.ceil(req.raw.length / 4);
   const response = (status: string, out: Obj[], usage: Obj | null): Obj => ({
