@@ -172,6 +172,21 @@ describe("Codex's compaction continues the main chat", () => {
     assert.equal(next.chat, main, 'the compacted history continues the main chat');
     const events = await sessionEvents(gw.url, main);
     assert.equal(eventsOfType(events, 'compaction').length, 1, 'the compaction is recorded');
+    // A second remote compaction: the user's messages kept, the earlier item replaced by the new one.
+    const goOn = user('Now run the tests');
+    const h1 = [developer, environment, start, ...compacted.output, goOn, answer('Tests pass.')];
+    const again = await ask('compaction', [...h1, { type: 'compaction_trigger' }], {
+      id: 'cmp_2',
+      type: 'compaction',
+      encrypted_content: 'gAAAA-compacted-again',
+    });
+    const third = await ask(
+      'turn',
+      [developer, environment, start, goOn, ...again.output, user('Ship it')],
+      answer('Shipped.'),
+    );
+    assert.equal(third.chat, main, 'the second compacted history continues the main chat too');
+    assert.equal(eventsOfType(await sessionEvents(gw.url, main), 'compaction').length, 2);
     const ids = await chatIds(gw);
     assert.deepEqual(
       ids.filter((id) => id.startsWith(`${main}.b`)),
