@@ -69,7 +69,11 @@ test('a client that leaves during the retry backoff: the wait ends, no second at
   const sent: number[] = [];
   const progress = { attempts: 0, retries: 0 };
   const waits: Array<{ ms: number; signal: AbortSignal | undefined }> = [];
+  const decided: string[] = [];
+  const made: string[] = [];
   const loop = runRepairLoop({
+    onRetry: (reason) => decided.push(reason),
+    onRetried: (reason) => made.push(reason),
     // As the upstream client does: a send on an aborted signal fails at once.
     send: async () => {
       if (client.signal.aborted) throw new UpstreamError('aborted', 'request aborted');
@@ -96,6 +100,29 @@ test('a client that leaves during the retry backoff: the wait ends, no second at
   await assert.rejects(loop, (e: unknown) => e instanceof UpstreamError && e.code === 'aborted');
   assert.deepEqual(sent, [503]);
   assert.deepEqual(progress, { attempts: 1, retries: 0 }, 'one attempt made, no retry made');
+  assert.deepEqual(decided, ['status:503'], 'the retry was decided (and logged)');
+  assert.deepEqual(made, [], 'but never made, so not counted');
   assert.equal(waits.length, 1);
   assert.equal(waits[0]!.signal, client.signal, 'the wait is given the call signal, to end early');
+});
+
+test('a retry made after its wait is reported once, with its reason', async () => {
+  const answers = [503, 200];
+  const made: string[] = [];
+  const result = await runRepairLoop({
+    send: async () => response(answers.shift()!, '{}'),
+    classify: (): Refusal => ({ kind: 'transient' }),
+    repairs: {
+      imageLimit: async () => false,
+      contextOverflow: async () => false,
+      cacheKeyRefused: async () => false,
+    },
+    retries: { maxRetries: 2, initialDelayMs: 1, maxDelayMs: 10 },
+    sleep: async () => undefined,
+    onRetried: (reason) => made.push(reason),
+    now: () => 0,
+    random: () => 0,
+  });
+  assert.equal(result.ok, true);
+  assert.deepEqual(made, ['status:503']);
 });

@@ -37,8 +37,10 @@ export interface RepairLoopOptions {
   signal?: AbortSignal;
   now(): number;
   random(): number;
-  /** Called for every transport retry, with its reason (for metrics and logs). */
+  /** Called for every transport retry decided, with its reason and its wait (for the log). */
   onRetry?(reason: string, delayMs: number): void;
+  /** Called when a retry decided is made: its wait is over and the client is still there. */
+  onRetried?(reason: string): void;
   /** Kept up to date with the attempts and retries so far, also when the loop throws. */
   progress?: { attempts: number; retries: number };
   /** Called for every repair round that changed the request. */
@@ -77,10 +79,14 @@ export async function runRepairLoop(opts: RepairLoopOptions): Promise<RepairLoop
   let attempts = 0;
   let retries = 0;
   const progress = opts.progress ?? { attempts: 0, retries: 0 };
+  /** The reason of the retry decided last, until it is made. */
+  let retrying: string | undefined;
   for (;;) {
     // Nobody is left to answer (the client left during the backoff, or before the first attempt):
     // no attempt is sent, and none is counted, as none was made.
     if (opts.signal?.aborted) throw new UpstreamError('aborted', 'request aborted before the next attempt');
+    if (retrying !== undefined) opts.onRetried?.(retrying);
+    retrying = undefined;
     attempts++;
     progress.attempts = attempts;
     progress.retries = retries;
@@ -93,7 +99,8 @@ export async function runRepairLoop(opts: RepairLoopOptions): Promise<RepairLoop
       if (err && (err.code === 'connect' || err.code === 'reset') && retries < opts.retries.maxRetries) {
         const delay = backoffDelayMs(retries, { ...opts.retries, random: opts.random });
         retries++;
-        opts.onRetry?.(`connection:${err.code}`, delay);
+        retrying = `connection:${err.code}`;
+        opts.onRetry?.(retrying, delay);
         await opts.sleep(delay, opts.signal);
         continue;
       }
@@ -140,7 +147,8 @@ export async function runRepairLoop(opts: RepairLoopOptions): Promise<RepairLoop
     }
     const delay = asked ?? backoffDelayMs(retries, { ...opts.retries, random: opts.random });
     retries++;
-    opts.onRetry?.(`status:${res.status}`, delay);
+    retrying = `status:${res.status}`;
+    opts.onRetry?.(retrying, delay);
     await opts.sleep(delay, opts.signal);
   }
 }

@@ -37,7 +37,7 @@ export class Metrics {
   });
   readonly retries = new Counter({
     name: 'oda_upstream_retries_total',
-    help: 'Transport retries, by reason',
+    help: 'Transport retries made (a retry the client left before is not), by reason',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });

@@ -87,12 +87,12 @@ export async function forward(
     signal: call.abort.signal,
     now: () => app.clock.now(),
     random: app.random,
-    onRetry: (reason, delayMs) => {
+    onRetry: (reason, delayMs) => call.log.warn({ reason, delayMs }, 'retrying upstream call'),
+    // Counted once made: a client gone during the wait takes its retry with it.
+    onRetried: (reason) =>
       app.metrics.retries.inc({
         reason: reason.split(':')[0] === 'status' ? reason : reason.split(':')[0]!,
-      });
-      call.log.warn({ reason, delayMs }, 'retrying upstream call');
-    },
+      }),
     onRepair: (kind) => app.metrics.repairs.inc({ kind }),
   });
 }

@@ -274,5 +274,8 @@ describe('a client that leaves while the gateway waits to retry', () => {
     const logged = events.find((e) => e.type === 'response');
     assert.equal(logged?.ok, false);
     assert.equal(logged?.attempts, 1, 'the chat log counts the attempts made');
+    // The retry was decided and logged, never made: the retries metric does not count it.
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    assert.doesNotMatch(metrics, /^oda_upstream_retries_total\{[^}]*\} [1-9]/m, 'no retry counted');
   });
 });
