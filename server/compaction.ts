@@ -3,11 +3,12 @@
  * conversation by asking the model for a summary, then go on with a history that starts from that
  * summary (Claude Code's `/compact`, Codex's compaction). Such a history diverges from the log,
  * like an edit would: at its start (Claude Code), or after the initial context and the user's
- * earlier messages, which Codex keeps before the summary. It is a compaction when a user message
- * from the point of divergence on carries the text of the summary: the chat's last model answer, or
- * the answer of the session's latest summary request (Claude Code's, or Codex's `compaction`
- * request), which went to a side chat. The chat then goes on, with the compaction recorded,
- * instead of branching into a copy of its own history.
+ * earlier messages, which Codex keeps before the summary. It is a compaction when a new message
+ * from the point of divergence on carries the summary (see `compactionOf`): the chat's last model
+ * answer, or the answer of the session's latest summary request (Claude Code's, or Codex's
+ * `compaction` request), which went to a side chat, in text or as the provider's opaque item. The
+ * chat then goes on, with the compaction recorded, instead of branching into a copy of its own
+ * history.
  */
 import type { ChatLog, LogMessage } from '../chat-log/chat-log.ts';
 import { recogniserOf, recognises, type LoggedMessage } from '../chat-log/read-models/messages.ts';
