@@ -56,3 +56,19 @@ export async function watchedPage(
   page.on('pageerror', (e) => void watch.errors.push(e.message));
   return { page, watch };
 }
+
+/**
+ * The log viewer of the gateway at `gatewayUrl` (`/ui` and `hash`) in a new watched page; with
+ * `clock`, the page's timers are under the test's control (`page.clock.runFor`).
+ */
+export async function openViewer(
+  browser: Browser,
+  gatewayUrl: string,
+  hash = '',
+  opts: { clock?: boolean } = {},
+): Promise<{ page: Page; watch: PageWatch }> {
+  const opened = await watchedPage(browser);
+  if (opts.clock) await opened.page.clock.install();
+  await opened.page.goto(`${gatewayUrl}/ui${hash}`);
+  return opened;
+}

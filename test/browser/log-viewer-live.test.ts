@@ -7,9 +7,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
-import { launchBrowser, noBrowser, watchedPage, type PageWatch } from './browser.ts';
+import { launchBrowser, noBrowser, openViewer } from './browser.ts';
 import { openaiCall } from './demo-chats.ts';
 
 describe('log viewer: the live tail', { skip: noBrowser, timeout: 120_000 }, () => {
@@ -26,12 +26,7 @@ describe('log viewer: the live tail', { skip: noBrowser, timeout: 120_000 }, () 
   });
 
   /** Opens the page with its timers under the test's control (`page.clock.runFor`). */
-  async function open(hash = ''): Promise<{ page: Page; watch: PageWatch }> {
-    const opened = await watchedPage(browser);
-    await opened.page.clock.install();
-    await opened.page.goto(`${gw.url}/ui${hash}`);
-    return opened;
-  }
+  const open = (hash = '') => openViewer(browser, gw.url, hash, { clock: true });
 
   test('a chat whose log is removed while it is followed: the tail stops and says the chat is gone', async () => {
     await openaiCall(

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
-import { launchBrowser, noBrowser, watchedPage, type PageWatch } from './browser.ts';
+import { launchBrowser, noBrowser, openViewer, watchedPage } from './browser.ts';
 import { openaiCall } from './demo-chats.ts';
 
 const CC_SESSION = '99999999-2222-3333-4444-555555555555';
@@ -61,12 +61,7 @@ describe(
     });
 
     /** Opens the page with its timers under the test's control (`page.clock.runFor`). */
-    async function open(hash = ''): Promise<{ page: Page; watch: PageWatch }> {
-      const opened = await watchedPage(browser);
-      await opened.page.clock.install();
-      await opened.page.goto(`${gw.url}/ui${hash}`);
-      return opened;
-    }
+    const open = (hash = '') => openViewer(browser, gw.url, hash, { clock: true });
 
     /** Opens another session, then live-1 again: a new tail of live-1. */
     async function reopen(page: Page): Promise<void> {

@@ -5,9 +5,9 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
-import { launchBrowser, noBrowser, watchedPage, type PageWatch } from './browser.ts';
+import { launchBrowser, noBrowser, openViewer, watchedPage, type PageWatch } from './browser.ts';
 import {
   DEMO_MODELS,
   gradientPng,
@@ -132,11 +132,7 @@ describe('log viewer in a browser', { skip: noBrowser, timeout: 180_000 }, () =>
     await gw?.close();
   });
 
-  async function open(hash = ''): Promise<{ page: Page; watch: PageWatch }> {
-    const opened = await watchedPage(browser);
-    await opened.page.goto(`${gw.url}/ui${hash}`);
-    return opened;
-  }
+  const open = (hash = '') => openViewer(browser, gw.url, hash);
 
   test('the sessions list shows every session, newest activity first', async () => {
     const { page, watch } = await open();
