@@ -42,33 +42,42 @@ const summary = (n: number): string =>
     `- Nothing is pending; the next step is whatever the user asks for next (checkpoint ${n}).`,
   ].join('\n');
 
-function client(gw: TestGateway, kind: string): OpenAI {
-  const metadata = { session_id: SESSION, thread_id: SESSION, turn_id: `t-${kind}`, request_kind: kind };
-  return new OpenAI({
+type Reply = Parameters<TestGateway['fake']['script']>[0];
+
+/**
+ * A Codex-shaped client of session `session` (the official SDK, Codex's session headers): a call of
+ * request kind `kind` with `input`, the provider answering `reply`; the chat it went to, its status
+ * and the provider's output items.
+ */
+function codexSession(gw: TestGateway, session: string) {
+  const c = new OpenAI({
     baseURL: `${gw.url}/v1`,
     apiKey: 'sk-test',
     maxRetries: 0,
-    defaultHeaders: {
-      'session-id': SESSION,
-      'thread-id': SESSION,
-      'x-codex-turn-metadata': JSON.stringify(metadata),
-    },
+    defaultHeaders: { 'session-id': session, 'thread-id': session },
   });
-}
-
-async function call(gw: TestGateway, kind: string, input: Item[], answer: string): Promise<string> {
-  gw.fake.script({ responses: { output: [responsesMessage(answer, `msg_${answer.length}`)] } });
-  const { response } = await client(gw, kind)
-    .responses.create({
-      model: 'gpt-5.1-codex',
-      store: false,
-      input: input as unknown as OpenAI.Responses.ResponseInput,
-    })
-    .withResponse();
-  return response.headers.get('x-session-id')!;
+  return async (kind: string, input: Item[], reply: Reply) => {
+    gw.fake.script(reply);
+    const metadata = { session_id: session, thread_id: session, turn_id: `t-${kind}`, request_kind: kind };
+    try {
+      const { data, response } = await c.responses
+        .create(
+          { model: 'gpt-5.1-codex', store: false, input: input as unknown as OpenAI.Responses.ResponseInput },
+          { headers: { 'x-codex-turn-metadata': JSON.stringify(metadata) } },
+        )
+        .withResponse();
+      const chat = response.headers.get('x-session-id')!;
+      return { status: response.status, chat, output: data.output as unknown as Item[] };
+    } catch (err) {
+      if (!(err instanceof OpenAI.APIError)) throw err;
+      return { status: err.status ?? 0, chat: err.headers?.get('x-session-id') ?? '', output: [] };
+    }
+  };
 }
 
 const answer = (text: string): Item => responsesMessage(text, `msg_${text.length}`);
+const reply = (text: string): Reply => ({ responses: { output: [answer(text)] } });
+const branchOf = (main: string) => new RegExp(`^${main.replace(/[.:-]/g, '\\$&')}\\.b[0-9a-f]+$`);
 
 async function chatIds(gw: TestGateway): Promise<string[]> {
   const res = await fetch(`${gw.url}/v1/sessions?limit=500`);
@@ -86,12 +95,14 @@ describe("Codex's compaction continues the main chat", () => {
   });
 
   test('two compactions in a row: each compacted history goes on in the main chat, no branch', async () => {
+    const ask = codexSession(gw, SESSION);
+    const call = async (kind: string, input: Item[], text: string) =>
+      (await ask(kind, input, reply(text))).chat;
     const start = user('Build the project');
-    assert.equal(await call(gw, 'turn', [developer, environment, start], 'Build done.'), MAIN);
+    assert.equal(await call('turn', [developer, environment, start], 'Build done.'), MAIN);
 
     // The compaction request: the whole history and the compaction prompt, a side request.
     const side = await call(
-      gw,
       'compaction',
       [developer, environment, start, answer('Build done.'), user(COMPACT_PROMPT)],
       summary(1),
@@ -101,12 +112,12 @@ describe("Codex's compaction continues the main chat", () => {
     // The next turn: the initial context and the user's message kept, then the summary, then the prompt.
     const goOn = user('Now run the tests');
     const first = [developer, environment, start, user(PREFIX + summary(1)), goOn];
-    assert.equal(await call(gw, 'turn', first, 'Tests pass.'), MAIN, 'the compacted history continues');
+    assert.equal(await call('turn', first, 'Tests pass.'), MAIN, 'the compacted history continues');
 
     // A second compaction: Codex keeps the user's messages but not the earlier summary.
-    await call(gw, 'compaction', [...first, answer('Tests pass.'), user(COMPACT_PROMPT)], summary(2));
+    await call('compaction', [...first, answer('Tests pass.'), user(COMPACT_PROMPT)], summary(2));
     const second = [developer, environment, start, goOn, user(PREFIX + summary(2)), user('Ship it')];
-    assert.equal(await call(gw, 'turn', second, 'Shipped.'), MAIN, 'the second compacted history continues');
+    assert.equal(await call('turn', second, 'Shipped.'), MAIN, 'the second compacted history continues');
 
     const events = await sessionEvents(gw.url, MAIN);
     const compactions = eventsOfType(events, 'compaction');
@@ -136,38 +147,23 @@ describe("Codex's compaction continues the main chat", () => {
   test("Codex's remote compaction (OpenAI's opaque compaction item) continues the main chat", async () => {
     const session = '019a0000-0000-7000-8000-0000c0c0a003';
     const main = `session:${session}`;
-    const c = new OpenAI({
-      baseURL: `${gw.url}/v1`,
-      apiKey: 'sk-test',
-      maxRetries: 0,
-      defaultHeaders: { 'session-id': session, 'thread-id': session },
-    });
-    const ask = async (kind: string, input: Item[], output: Item) => {
-      gw.fake.script({ responses: { output: [output] } });
-      const metadata = JSON.stringify({ session_id: session, thread_id: session, request_kind: kind });
-      const { data, response } = await c.responses
-        .create(
-          { model: 'gpt-5.1-codex', store: false, input: input as unknown as OpenAI.Responses.ResponseInput },
-          { headers: { 'x-codex-turn-metadata': metadata } },
-        )
-        .withResponse();
-      return { chat: response.headers.get('x-session-id')!, output: data.output as unknown as Item[] };
-    };
+    const ask = codexSession(gw, session);
+    const itemReply = (item: Item): Reply => ({ responses: { output: [item] } });
     const start = user('Build the project');
-    await ask('turn', [developer, environment, start], answer('Build done.'));
+    await ask('turn', [developer, environment, start], reply('Build done.'));
     // Remote compaction: the history and a trigger; the provider answers one opaque compaction item.
     const compaction = { id: 'cmp_1', type: 'compaction', encrypted_content: 'gAAAA-compacted-history' };
     const compacted = await ask(
       'compaction',
       [developer, environment, start, answer('Build done.'), { type: 'compaction_trigger' }],
-      compaction,
+      itemReply(compaction),
     );
     assert.match(compacted.chat, /\.side-compaction-[0-9a-f]{12}$/);
     // The next turn: the initial context, the user's message, the item as received, the new prompt.
     const next = await ask(
       'turn',
       [developer, environment, start, ...compacted.output, user('Now run the tests')],
-      answer('Tests pass.'),
+      reply('Tests pass.'),
     );
     assert.equal(next.chat, main, 'the compacted history continues the main chat');
     const events = await sessionEvents(gw.url, main);
@@ -175,15 +171,15 @@ describe("Codex's compaction continues the main chat", () => {
     // A second remote compaction: the user's messages kept, the earlier item replaced by the new one.
     const goOn = user('Now run the tests');
     const h1 = [developer, environment, start, ...compacted.output, goOn, answer('Tests pass.')];
-    const again = await ask('compaction', [...h1, { type: 'compaction_trigger' }], {
-      id: 'cmp_2',
-      type: 'compaction',
-      encrypted_content: 'gAAAA-compacted-again',
-    });
+    const again = await ask(
+      'compaction',
+      [...h1, { type: 'compaction_trigger' }],
+      itemReply({ id: 'cmp_2', type: 'compaction', encrypted_content: 'gAAAA-compacted-again' }),
+    );
     const third = await ask(
       'turn',
       [developer, environment, start, goOn, ...again.output, user('Ship it')],
-      answer('Shipped.'),
+      reply('Shipped.'),
     );
     assert.equal(third.chat, main, 'the second compacted history continues the main chat too');
     assert.equal(eventsOfType(await sessionEvents(gw.url, main), 'compaction').length, 2);
@@ -196,53 +192,23 @@ describe("Codex's compaction continues the main chat", () => {
     const edited = await ask(
       'turn',
       [developer, environment, start, { ...compaction, encrypted_content: 'gAAAA-other' }, user('Go')],
-      answer('Edited.'),
+      reply('Edited.'),
     );
-    assert.match(edited.chat, new RegExp(`^${main.replace(/[.:-]/g, '\\$&')}\\.b[0-9a-f]+$`));
+    assert.match(edited.chat, branchOf(main));
   });
 
   test('a history that carries no summary still branches', async () => {
     const session = '019a0000-0000-7000-8000-0000c0c0a002';
-    const headers = { 'session-id': session, 'thread-id': session };
-    const c = new OpenAI({
-      baseURL: `${gw.url}/v1`,
-      apiKey: 'sk-test',
-      maxRetries: 0,
-      defaultHeaders: headers,
-    });
-    const metadata = (kind: string) => ({
-      'x-codex-turn-metadata': JSON.stringify({
-        session_id: session,
-        thread_id: session,
-        request_kind: kind,
-      }),
-    });
-    const ask = async (input: Item[], text: string) => {
-      gw.fake.script({ responses: { output: [responsesMessage(text, 'msg_b')] } });
-      const { response } = await c.responses
-        .create(
-          { model: 'gpt-5.1-codex', store: false, input: input as unknown as OpenAI.Responses.ResponseInput },
-          { headers: metadata('turn') },
-        )
-        .withResponse();
-      return response.headers.get('x-session-id')!;
-    };
+    const ask = codexSession(gw, session);
     const start = user('Build the project');
-    assert.equal(await ask([developer, environment, start], 'Build done.'), `session:${session}`);
-    gw.fake.script({ responses: { output: [responsesMessage(summary(3), 'msg_s')] } });
-    await c.responses.create(
-      {
-        model: 'gpt-5.1-codex',
-        store: false,
-        input: [
-          developer,
-          environment,
-          start,
-          answer('Build done.'),
-          user(COMPACT_PROMPT),
-        ] as unknown as OpenAI.Responses.ResponseInput,
-      },
-      { headers: metadata('compaction') },
+    assert.equal(
+      (await ask('turn', [developer, environment, start], reply('Build done.'))).chat,
+      `session:${session}`,
+    );
+    await ask(
+      'compaction',
+      [developer, environment, start, answer('Build done.'), user(COMPACT_PROMPT)],
+      reply(summary(3)),
     );
     // An edited history whose new user message is not built from the summary.
     const edited = [
@@ -252,12 +218,8 @@ describe("Codex's compaction continues the main chat", () => {
       user('Forget that: the summary is not used here, and this is a plain edit of the history'),
       user('Go on'),
     ];
-    const chat = await ask(edited, 'Edited.');
-    assert.match(
-      chat,
-      new RegExp(`^session:${session}\\.b[0-9a-f]+$`),
-      'an edit that carries no summary branches',
-    );
+    const { chat } = await ask('turn', edited, reply('Edited.'));
+    assert.match(chat, branchOf(`session:${session}`), 'an edit that carries no summary branches');
   });
 });
 
@@ -270,29 +232,8 @@ describe('an edit that carries no summary of its own is not taken for a compacti
     await gw?.close();
   });
 
-  /** A Codex-shaped call: the chat it went to and the provider's output items. */
-  async function ask(session: string, kind: string, input: unknown[], reply: unknown) {
-    gw.fake.script(reply as Parameters<TestGateway['fake']['script']>[0]);
-    const res = await fetch(`${gw.url}/v1/responses`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        authorization: 'Bearer sk-test',
-        'session-id': session,
-        'thread-id': session,
-        'x-codex-turn-metadata': JSON.stringify({
-          session_id: session,
-          thread_id: session,
-          request_kind: kind,
-        }),
-      },
-      body: JSON.stringify({ model: 'gpt-5.1-codex', store: false, input }),
-    });
-    const body = (await res.json()) as { output?: Item[] };
-    return { status: res.status, chat: res.headers.get('x-session-id')!, output: body.output ?? [] };
-  }
-  const reply = (text: string) => ({ responses: { output: [answer(text)] } });
-  const branchOf = (main: string) => new RegExp(`^${main.replace(/[.:-]/g, '\\$&')}\\.b[0-9a-f]+$`);
+  const ask = (session: string, kind: string, input: Item[], provider: Reply) =>
+    codexSession(gw, session)(kind, input, provider);
 
   test('a compaction request that failed leaves no summary: a later edit branches', async () => {
     const session = '019a0000-0000-7000-8000-0000c0c0a0f1';
