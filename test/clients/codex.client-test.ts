@@ -98,6 +98,21 @@ const shellPlan = (word: string) => [
   [{ type: 'message' as const, text: `${word} done.` }],
 ];
 
+/**
+ * Asserts that session chat `main` went on through one compaction: no branch of it, the compaction
+ * recorded in it. Returns the texts of its logged messages.
+ */
+async function compactedOnce(r: Rig, main: string): Promise<string[]> {
+  assert.deepEqual(
+    (await chatsOf(r.gw.url, main)).filter((id) => !id.includes('.side-')),
+    [main],
+    'no branch for the compaction',
+  );
+  const events = await loggedEvents(r.gw.url, main);
+  assert.equal(events.filter((e) => e.type === 'compaction').length, 1, 'the compaction is recorded');
+  return (await loggedMessages(r.gw.url, main)).map(loggedText);
+}
+
 describe('Codex through the gateway', { skip, timeout: TEST_TIMEOUT_MS * 3 }, () => {
   test(
     'codex exec completes a shell-tool loop through /v1/responses and lands in one chat',
@@ -207,14 +222,7 @@ describe('Codex through the gateway', { skip, timeout: TEST_TIMEOUT_MS * 3 }, ()
       );
       assert.equal(sessionHeader(calls[2]!), main, 'the compacted history continues the main chat');
 
-      assert.deepEqual(
-        (await chatsOf(r.gw.url, main)).filter((id) => !id.includes('.side-')),
-        [main],
-        'no branch for the compaction',
-      );
-      const events = await loggedEvents(r.gw.url, main);
-      assert.equal(events.filter((e) => e.type === 'compaction').length, 1, 'the compaction is recorded');
-      const texts = (await loggedMessages(r.gw.url, main)).map(loggedText);
+      const texts = await compactedOnce(r, main);
       assert.equal(texts.filter((t) => t === 'one done.').length, 1);
       assert.equal(texts.at(-1), 'two done.');
     },
@@ -287,14 +295,7 @@ describe('Codex through the gateway', { skip, timeout: TEST_TIMEOUT_MS * 3 }, ()
         [main, `${main}.side`, main],
         'the compacted history continues the main chat',
       );
-      assert.deepEqual(
-        (await chatsOf(r.gw.url, main)).filter((id) => !id.includes('.side-')),
-        [main],
-        'no branch for the compaction',
-      );
-      const events = await loggedEvents(r.gw.url, main);
-      assert.equal(events.filter((e) => e.type === 'compaction').length, 1, 'the compaction is recorded');
-      assert.equal((await loggedMessages(r.gw.url, main)).map(loggedText).at(-1), 'two done.');
+      assert.equal((await compactedOnce(r, main)).at(-1), 'two done.');
     },
   );
 
