@@ -43,6 +43,25 @@ const exitCode = (child: ChildProcess) =>
   });
 
 /** Resolves once `check` holds, looking again every 20 ms. */
+/**
+ * Starts the gateway with a config file in a temp dir: a data dir there, the fake provider at
+ * `fakeUrl` as its OpenAI provider, and `extra` (server settings, a store).
+ */
+function startWithConfig(fakeUrl: string, extra: Record<string, unknown>) {
+  const dir = tempDir('oda-proc-');
+  const dataDir = join(dir, 'data');
+  const cfg = join(dir, 'oda.json');
+  writeFileSync(
+    cfg,
+    JSON.stringify({
+      ...extra,
+      dataDir,
+      providers: [{ name: 'fake', format: 'openai', baseUrl: `${fakeUrl}/v1` }],
+    }),
+  );
+  return { ...startMain({ ODA_CONFIG: cfg }), dataDir };
+}
+
 async function eventually(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((r) => setTimeout(r, 20));
 }
@@ -77,17 +96,7 @@ async function withHeldStream(
     sse: openaiStream('gpt-test', ['s1 ', 's2 ']),
     holdAfter: { events: 2, until: stream.until },
   });
-  const dir = tempDir('oda-proc-');
-  const cfg = join(dir, 'oda.json');
-  writeFileSync(
-    cfg,
-    JSON.stringify({
-      server: { port: 0, shutdownGraceMs: graceMs },
-      dataDir: join(dir, 'data'),
-      providers: [{ name: 'fake', format: 'openai', baseUrl: `${fake.url}/v1` }],
-    }),
-  );
-  const { child, out, url } = startMain({ ODA_CONFIG: cfg });
+  const { child, out, url } = startWithConfig(fake.url, { server: { port: 0, shutdownGraceMs: graceMs } });
   try {
     const streaming = await RawConnection.open(await url);
     streaming.write(chatRequest(await url, { stream: true, messages: [{ role: 'user', content: 'held' }] }));
@@ -205,19 +214,9 @@ describe('the gateway process run from source (server/main.ts under tsx)', () =>
           holdAfter: { events: 2, until: stream.until },
         },
       );
-      const dir = tempDir('oda-proc-');
-      const cfg = join(dir, 'oda.json');
-      writeFileSync(
-        cfg,
-        JSON.stringify({
-          // Everything here must end without the grace period cutting it: a connection left open
-          // is cut when it ends, which the log says.
-          server: { port: 0, shutdownGraceMs: 20_000 },
-          dataDir: join(dir, 'data'),
-          providers: [{ name: 'fake', format: 'openai', baseUrl: `${fake.url}/v1` }],
-        }),
-      );
-      const { child, out, url } = startMain({ ODA_CONFIG: cfg });
+      // Everything here must end without the grace period cutting it: a connection left open is
+      // cut when it ends, which the log says.
+      const { child, out, url } = startWithConfig(fake.url, { server: { port: 0, shutdownGraceMs: 20_000 } });
       try {
         const base = await url;
         // A request whose headers are still coming when the gateway starts draining.
@@ -322,20 +321,11 @@ describe('the gateway process run from source (server/main.ts under tsx)', () =>
           // Transient, asking for a wait the gateway honours: the call sits in its retry backoff.
           { status: 503, json: bodies.openaiServerError(), headers: { 'retry-after-ms': '3000' } },
         );
-        const dir = tempDir('oda-proc-');
-        const dataDir = join(dir, 'data');
         const prefix = uniquePrefix('proc-cut');
-        const cfg = join(dir, 'oda.json');
-        writeFileSync(
-          cfg,
-          JSON.stringify({
-            server: { port: 0, shutdownGraceMs: 500 },
-            dataDir,
-            ...(store === 'redis' ? { store: { kind: 'redis', url: redisUrl, prefix } } : {}),
-            providers: [{ name: 'fake', format: 'openai', baseUrl: `${fake.url}/v1` }],
-          }),
-        );
-        const { child, out, url } = startMain({ ODA_CONFIG: cfg });
+        const { child, out, url, dataDir } = startWithConfig(fake.url, {
+          server: { port: 0, shutdownGraceMs: 500 },
+          ...(store === 'redis' ? { store: { kind: 'redis', url: redisUrl, prefix } } : {}),
+        });
         const chats = ['cut-stream', 'cut-waiting', 'cut-backoff'];
         try {
           const base = await url;
