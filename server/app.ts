@@ -48,7 +48,13 @@ import { countTokensRoutes } from './routes/count-tokens.ts';
 import { embeddingsRoutes } from './routes/embeddings.ts';
 import { healthRoutes } from './routes/health.ts';
 import { MESSAGES_PATH, messagesHandler, messagesRoutes } from './routes/messages.ts';
-import { RESPONSES_PATH, responsesHandler, responsesRoutes } from './routes/responses.ts';
+import {
+  RESPONSES_COMPACT_PATH,
+  RESPONSES_PATH,
+  responsesCompactHandler,
+  responsesHandler,
+  responsesRoutes,
+} from './routes/responses.ts';
 import { storedResponsesRoutes } from './routes/responses-stored.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { modelsRoutes } from './routes/models.ts';
@@ -256,6 +262,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
       [CHAT_COMPLETIONS_PATH, chatCompletionsHandler(context)],
       [MESSAGES_PATH, messagesHandler(context)],
       [RESPONSES_PATH, responsesHandler(context)],
+      [RESPONSES_COMPACT_PATH, responsesCompactHandler(context)],
     ]),
     [...front, ...callGuards],
     onError,

@@ -59,6 +59,12 @@ export interface BindInput {
    * response's answer in the chat (a branch when the chat went on past it).
    */
   continues?: { chatId: string; responseId: string };
+  /**
+   * The side conversation this call belongs to whatever it looks like (a compaction endpoint's
+   * calls): logged in the session's side chat of that purpose, also when it names a response, whose
+   * chat is then the session.
+   */
+  side?: string;
 }
 
 export interface ResponseRecord {
@@ -117,20 +123,25 @@ export class ChatBinder {
     return this.pending.count(id);
   }
 
-  async bind(input: BindInput): Promise<ChatBinding> {
-    const wire = input.adapter.wireMessages(input.body);
-    const requested = requestedSessionId(input.headers, input.body);
+  async bind(call: BindInput): Promise<ChatBinding> {
+    const wire = call.adapter.wireMessages(call.body);
+    const requested = requestedSessionId(call.headers, call.body);
     const explicit = requested?.source === 'header' ? requested.id : undefined;
     const sessionId =
-      explicit === undefined && input.continues !== undefined
-        ? input.continues.chatId
-        : scopedChatId(requested?.id ?? (await this.derivedId(input, wire)), input.caller);
+      explicit === undefined && call.continues !== undefined
+        ? call.continues.chatId
+        : scopedChatId(requested?.id ?? (await this.derivedId(call, wire)), call.caller);
+    // A side request that names a response is logged in a side chat of that response's chat: it
+    // continues no chat of its own.
+    const input: BindInput = call.side !== undefined ? { ...call, continues: undefined } : call;
     // Cheap refusals first, before any normalizing or attachment writing.
     const meta = headerMetadata(input.headers, input.caller);
     const place: ConversationPlace =
-      input.continues !== undefined
-        ? { kind: 'main' }
-        : placeInSession(requested?.source, input.headers, input.adapter.requestTraits(input.body));
+      input.side !== undefined
+        ? { kind: 'side', purpose: input.side }
+        : input.continues !== undefined
+          ? { kind: 'main' }
+          : placeInSession(requested?.source, input.headers, input.adapter.requestTraits(input.body));
     const baseId = await this.conversationChat(sessionId, place, input, wire, meta);
     // Only an admin-made or pre-teams chat can sit in a team's namespace; it is not the team's.
     // The chat's team also names the folder its images go to (an admin's call into a team's chat).

@@ -26,7 +26,7 @@ export function hasBody(headers: { 'content-length'?: string; 'transfer-encoding
  * it gets the 404 that says the gateway does not serve it (an audio upload, a file upload).
  */
 const SERVED_POST =
-  /^\/v1\/(chat\/completions|messages(\/count_tokens)?|responses(\/input_tokens|\/[^/]+\/cancel)?|embeddings|sessions)\/?$/i;
+  /^\/v1\/(chat\/completions|messages(\/count_tokens)?|responses(\/input_tokens|\/compact|\/[^/]+\/cancel)?|embeddings|sessions)\/?$/i;
 
 /** Express middleware: 415 for a POST to a served route whose body is not declared application/json. */
 export function jsonContentTypeOnly(): RequestHandler {

@@ -1,5 +1,6 @@
 /**
- * The model calls' lane: a POST to `/v1/messages`, `/v1/chat/completions` or `/v1/responses`, the
+ * The model calls' lane: a POST to `/v1/messages`, `/v1/chat/completions` or `/v1/responses` (and its
+ * `/compact`), the
  * gateway's hot path, runs the same middleware in the same order and then its handler, called one
  * after the other here instead of through Express's dispatch, which would build a final handler,
  * start the router and walk the layers and nested routers of every other route (health, metrics, the

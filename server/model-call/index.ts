@@ -26,7 +26,7 @@ export type { ModelRoute };
  */
 export const HEAVY_BODY_BYTES = 256 * 1024;
 
-/** Handles the model routes: POST /v1/chat/completions (openai) and POST /v1/messages (anthropic). */
+/** Handles the model routes: chat completions (openai), messages (anthropic), responses and its compact. */
 export function modelCallHandler(app: AppContext, format: WireFormat, route: ModelRoute) {
   return async function modelCall(req: Request, res: Response): Promise<void> {
     // At shutdown the chat log closes only once every call has logged its answer, also a call
@@ -77,6 +77,7 @@ async function bindChat(app: AppContext, call: ModelCall, res: Response): Promis
     ...(previous
       ? { continues: { chatId: previous.chatId, responseId: String(call.body.previous_response_id) } }
       : {}),
+    ...(call.route.side !== undefined ? { side: call.route.side } : {}),
     requestId: call.requestId,
     startedAt: call.startedAt,
     adapter: call.adapter,

@@ -19,6 +19,11 @@ import { abortWhenClientGone } from '../client-gone.ts';
 export interface ModelRoute {
   path: string;
   query?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * The side conversation every call of this route belongs to (`POST /v1/responses/compact`:
+   * `compaction`), whatever the request looks like; absent, the session rules place it.
+   */
+  side?: string;
 }
 
 /** What the edge knows of one model call; every later stage reads it. */

@@ -126,6 +126,24 @@ describe('openapi.yaml: stored responses, input_tokens, embeddings, models', () 
     }
   });
 
+  test('POST /v1/responses/compact: 200, 400, 404 for a model no provider serves', async () => {
+    const path = '/v1/responses/compact';
+    const body = { model: 'gpt-5', input: [{ role: 'user', content: 'compact me' }] };
+    assertDocumented('POST', path, await call(gw, 'POST', path, { body }), 200);
+    assertDocumented('POST', path, await call(gw, 'POST', path, { body: { model: 5 } }), 400);
+    const gw2 = await startGateway({
+      fakeProvider: gw.fake,
+      config: {
+        providers: [{ name: 'only-gpt', format: 'openai', baseUrl: `${gw.fake.url}/v1`, models: ['gpt-*'] }],
+      },
+    });
+    try {
+      assertDocumented('POST', path, await call(gw2, 'POST', path, { body: { model: 'claude-x' } }), 404);
+    } finally {
+      await gw2.close();
+    }
+  });
+
   test('POST /v1/embeddings: 200 (floats and base64), 400, the provider’s 400', async () => {
     const path = '/v1/embeddings';
     const floats = await call(gw, 'POST', path, {

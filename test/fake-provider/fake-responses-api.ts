@@ -1,7 +1,7 @@
 /**
  * The fake provider's Responses API routes: `POST /v1/responses` (streamed and not, refusing the
  * way the API does), the stored responses (`GET`/`DELETE /v1/responses/{id}`, `cancel`,
- * `input_items`) and `POST /v1/responses/input_tokens`.
+ * `input_items`), `POST /v1/responses/input_tokens` and `POST /v1/responses/compact`.
  */
 import type { FakeProviderOptions, WireReply } from './fake-provider.ts';
 import {
@@ -32,6 +32,7 @@ export class FakeResponsesApi {
   /** The reply for a Responses route, or undefined when `path` is not one. */
   route(method: string, path: string, body: Obj): WireReply | undefined {
     if (path === '/v1/responses' && method === 'POST') return this.create(body);
+    if (path === '/v1/responses/compact' && method === 'POST') return this.compact(body);
     if (path === '/v1/responses/input_tokens' && method === 'POST') {
       return { json: { object: 'response.input_tokens', input_tokens: inputTokens(body) } };
     }
@@ -107,6 +108,49 @@ export class FakeResponsesApi {
       output: [responsesMessage(text, 'msg_fake')],
       ...(streamed && { pieces: streamPieces }),
     });
+  }
+
+  /**
+   * `POST /v1/responses/compact`: the conversation (a stored `previous_response_id`'s, then
+   * `input`) compacted as the API does it: its user messages as they were sent, then one opaque
+   * `compaction` item. Refuses as `POST /v1/responses` does.
+   */
+  private compact(body: Obj): WireReply {
+    const previous = body.previous_response_id;
+    const stored = typeof previous === 'string' ? this.stored.get(previous) : undefined;
+    if (typeof previous === 'string' && !stored) {
+      return { status: 400, json: responsesBodies.previousNotFound(previous) };
+    }
+    const refusal = this.refusal({ ...body, stream: false });
+    if (refusal) return refusal;
+    this.created += 1;
+    const earlier = stored ? [...stored.inputItems, ...(stored.response.output as Obj[])] : [];
+    const items = [...earlier, ...storedInputItems(body, () => '')];
+    const users = items
+      .filter((item) => item.role === 'user' && (item.type ?? 'message') === 'message')
+      .map(({ id: _id, ...item }) => ({ type: 'message', ...item }));
+    const n = this.created;
+    const compaction = {
+      type: 'compaction',
+      id: `cmp_${n.toString(16).padStart(8, '0')}`,
+      encrypted_content: Buffer.from(`compacted ${items.length} items, call ${n}`).toString('base64'),
+    };
+    const input = inputTokens(body);
+    return {
+      json: {
+        id: responseIds(n).response,
+        object: 'response.compaction',
+        created_at: CREATED_AT + n,
+        output: [...users, compaction],
+        usage: {
+          input_tokens: input,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens: 40,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: input + 40,
+        },
+      },
+    };
   }
 
   /** The API's refusal of `body`, as an HTTP error or (when configured) inside a 200 stream. */
