@@ -95,6 +95,16 @@ describe('a chat whose log disappears under a running gateway', () => {
     assert.equal((await log.createChat({ id: 'x' })).status, 'created');
     await log.append('x', [say('new')]);
 
+    // Removed while known, then its header asked for with the check a session read makes: none
+    // (`header` alone still answers from memory), and the chat is forgotten.
+    rmSync(file);
+    assert.equal((await backend.header('x'))?.id, 'x', 'held in memory');
+    assert.equal(await log.checkedHeader('x'), undefined);
+    assert.equal(await log.open('x'), undefined);
+    assert.equal((await log.createChat({ id: 'x' })).status, 'created');
+    assert.equal((await log.checkedHeader('x'))?.id, 'x');
+    await log.append('x', [say('new')]);
+
     // Removed again and read first: a 404 (not a 500), and the chat is forgotten.
     rmSync(file);
     await assert.rejects(backend.read('x', 0), rejectsWith(404, 'ODA_ERR_NOT_FOUND'));

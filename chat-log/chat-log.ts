@@ -175,6 +175,15 @@ export class ChatLog {
     return this.backend.header(id);
   }
 
+  /**
+   * The chat's header once the backend has found its log still stored (`LogBackend.checkedHeader`;
+   * one stat on the file store), so a chat whose log was removed behind the gateway has none. For
+   * the session reads a person makes; the model-call path uses `header`, which costs nothing.
+   */
+  checkedHeader(id: string): Promise<Header | undefined> {
+    return this.backend.checkedHeader ? this.backend.checkedHeader(id) : this.backend.header(id);
+  }
+
   list(): Promise<ChatSummary[]> {
     return this.backend.list();
   }

@@ -13,7 +13,7 @@
  */
 import { promises as fsp, constants as fsc } from 'node:fs';
 import { basename, join } from 'node:path';
-import { OdaError } from '../lib/errors.ts';
+import { OdaError, isOdaError } from '../lib/errors.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import {
   type AppendOptions,
@@ -72,6 +72,12 @@ interface OpenChat {
 
 /** A chat file removed while it was open. */
 const removed = (err: unknown): boolean => (err as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+
+/** A chat found gone while being opened again: absent rather than a 404. */
+const absentIfNotFound = (err: unknown): undefined => {
+  if (isOdaError(err) && err.code === 'ODA_ERR_NOT_FOUND') return undefined;
+  throw err;
+};
 
 const changedUnder = (id: string) =>
   new OdaError('ODA_ERR_STORE_UNAVAILABLE', 503, `chat ${id} changed while it was being appended to; retry`);
@@ -225,6 +231,23 @@ export class FileLogBackend implements LogBackend {
   async header(id: string): Promise<Header | undefined> {
     if (!isChatId(id)) return undefined;
     return (await this.chat(id))?.header;
+  }
+
+  /**
+   * `header`, once the chat's file is found still there (one `access`): a chat open in memory
+   * answers `header` without looking, also after its file was removed behind the store. A chat
+   * found gone is forgotten as by `read` (and leaves the index): no header.
+   */
+  async checkedHeader(id: string): Promise<Header | undefined> {
+    if (!isChatId(id)) return undefined;
+    const c = await this.chat(id);
+    if (!c) return undefined;
+    try {
+      await fsp.access(c.path);
+      return c.header;
+    } catch (err) {
+      return (await this.reopenGone(id, c, err).catch(absentIfNotFound))?.header;
+    }
   }
 
   async append(

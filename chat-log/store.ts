@@ -81,6 +81,13 @@ export interface LogBackend {
   create(header: Header, seed?: readonly Event[]): Promise<'created' | 'exists'>;
   header(id: string): Promise<Header | undefined>;
   /**
+   * The header of a chat whose log is found still stored, for a backend whose `header` answers from
+   * memory without looking (the file store checks the chat's file: one stat); a chat found gone is
+   * forgotten, as by a read that finds it so, and has none. Absent, `header` serves. For the reads
+   * a person makes of a chat, never the model-call path.
+   */
+  checkedHeader?(id: string): Promise<Header | undefined>;
+  /**
    * Appends a batch atomically, assigning contiguous `seq` from the current count and `at` = `now`.
    * Every value is checked to be losslessly JSON-serializable and valid against the v4 schema
    * first; a refused batch stores nothing. Returns the stored events. With `expectedCount`, the

@@ -153,8 +153,9 @@ export function sessionsRoutes(app: AppContext): Router {
   const r = Router();
   const notFound = (id: string) => new OdaError('ODA_ERR_NOT_FOUND', 404, `no chat with id "${id}"`);
 
-  async function visibleHeader(id: string, who: Caller) {
-    const header = await app.chatLog.header(id);
+  /** The chat's header if `who` may see it, else a 404; `checked`: found still stored (one stat). */
+  async function visibleHeader(id: string, who: Caller, checked = false) {
+    const header = await (checked ? app.chatLog.checkedHeader(id) : app.chatLog.header(id));
     if (!header || !visibleTo(header.team, who)) throw notFound(id);
     return header;
   }
@@ -205,7 +206,9 @@ export function sessionsRoutes(app: AppContext): Router {
 
   r.get('/v1/sessions/:id', async (req, res) => {
     const id = chatIdParam(req, caller(res));
-    const header = await visibleHeader(id, caller(res));
+    // Checked: the header and read models are held in memory and would otherwise still be served
+    // for a chat whose file was removed behind the gateway; found gone, it is a 404 and unlisted.
+    const header = await visibleHeader(id, caller(res), true);
     const snapshot = await app.chatLog.snapshot(id);
     const conversations = await sessionTree(app.chatLog, header, caller(res));
     res.json({ header, snapshot, conversations, ...(await chatAccounts(app, id)) });

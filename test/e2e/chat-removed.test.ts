@@ -3,7 +3,9 @@
  * lost: a Redis restarted without persistence, a failover to an empty replica) the next model call
  * creates it anew, as a gateway that never saw it would, instead of a 404 until restart; on the file
  * store (its file removed by hand) the call that finds it gone stores nothing and is a 404, and the
- * next one creates it anew.
+ * next one creates it anew; a read of the chat (`GET /v1/sessions/{id}`, its events) finds it gone
+ * first when one comes before, answering 404 as for a chat that never was, and the next call then
+ * creates it anew.
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -90,6 +92,43 @@ describe('a chat whose log disappears under a running gateway', () => {
       const log = await events(gw, 'x');
       assert.equal(log.status, 200);
       assert.deepEqual(saidIn(log.events), ['user:fresh start', `model:${ANSWER}`]);
+    },
+  );
+
+  test(
+    'file store: its file removed, the chat reads as one that does not exist and leaves the listing',
+    { ...limits, skip: once },
+    async () => {
+      const gw = await startGateway();
+      cleanups.push(() => gw.close());
+      const listed = async () =>
+        ((await (await fetch(`${gw.url}/v1/sessions`)).json()) as { data: Array<{ id: string }> }).data.map(
+          (s) => s.id,
+        );
+      const history: unknown[] = [{ role: 'user', content: 'hi' }];
+      assert.equal((await chat(gw, 'x', history)).status, 200);
+      assert.equal((await fetch(`${gw.url}/v1/sessions/x`)).status, 200, 'read once: held in memory');
+      assert.deepEqual(await listed(), ['x']);
+      rmSync(join(gw.dataDir, 'chats', 'x.jsonl'));
+
+      // Nothing has read the file since: the session read itself finds it gone.
+      const gone = await fetch(`${gw.url}/v1/sessions/x`);
+      const never = await fetch(`${gw.url}/v1/sessions/never-was`);
+      assert.equal(gone.status, 404);
+      assert.deepEqual(await gone.json(), JSON.parse((await never.text()).replaceAll('never-was', 'x')));
+      assert.deepEqual(await listed(), [], 'no longer listed');
+
+      // Found gone and forgotten, as after a read of its events: the next call creates it anew.
+      history.push({ role: 'assistant', content: ANSWER }, { role: 'user', content: 'more' });
+      const res = await chat(gw, 'x', history);
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(saidIn((await events(gw, 'x')).events), [
+        'user:hi',
+        `model:${ANSWER}`,
+        'user:more',
+        `model:${ANSWER}`,
+      ]);
+      assert.deepEqual(await listed(), ['x']);
     },
   );
 
