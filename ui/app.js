@@ -7,6 +7,7 @@
  */
 import { byId, el, replace } from './dom.js';
 import { ApiError, badKeyChar, getJson, path, storedKey, storeKey } from './api.js';
+import { WaitAsked } from './asked-wait.js';
 import { SessionList } from './session-list.js';
 import { ConversationView } from './conversation.js';
 import { sessionSummary } from './session-summary.js';
@@ -30,6 +31,7 @@ const ui = {
   pageInfo: byId('page-info', HTMLElement),
   sessionEmpty: byId('session-empty', HTMLElement),
   sessionView: byId('session-view', HTMLElement),
+  sessionWait: byId('session-wait', HTMLElement),
   summary: byId('session-summary', HTMLElement),
   tree: byId('conversation-tree', HTMLElement),
   title: byId('conversation-title', HTMLElement),
@@ -87,7 +89,11 @@ const list = new SessionList({
   },
   onRefused: () => keyRefused(),
   onError: (err) => showError(err),
+  onWait: (text) => showError(text),
 });
+
+/** The open session's reads again, while the gateway asks them to wait; said above the session. */
+const treeWait = new WaitAsked('Reading the session', (text) => showSessionWait(text));
 
 function route() {
   const params = new URLSearchParams(location.hash.slice(1));
@@ -202,13 +208,14 @@ function showSummary(detail, keepFold = false) {
  * brings are counted there a few seconds later, from this one read (the log is not read again).
  * Quiet: a failed read leaves both as they were (the conversation's own live badge says when the
  * gateway is out of reach or the chat is gone); a session that answers 404 is not read again
- * until it is opened again.
+ * until it is opened again. One refused with `retry-after` (429, 503) is read again once the wait
+ * is over, and not before.
  */
 async function refreshTree() {
   const { session, chat, conversation } = state;
   if (!session || !chat || !conversation || ui.main.hidden || document.hidden) return;
   const turn = state.route;
-  if (state.goneRoute === turn) return;
+  if (state.goneRoute === turn || treeWait.held) return;
   state.treeReadAt = Date.now();
   let detail;
   try {
@@ -216,11 +223,22 @@ async function refreshTree() {
   } catch (err) {
     // A session gone (its log removed) stays gone: asking again would only count against the key.
     if (err instanceof ApiError && err.status === 404) state.goneRoute = turn;
+    if (turn === state.route) treeWait.hold(err, () => void refreshTree());
     return;
   }
   if (turn !== state.route || state.conversation !== conversation) return;
+  showSessionWait('');
   if (treeKey(conversationTree(detail, list.items)) !== state.treeShown) showTree(detail, session, chat);
   showSummary(detail, true);
+}
+
+/**
+ * Says above the session that its reads wait as the gateway asked (`text`), or nothing (`''`).
+ * @param {string} text
+ */
+function showSessionWait(text) {
+  ui.sessionWait.textContent = text;
+  ui.sessionWait.hidden = text === '';
 }
 
 /** New events in the open conversation: read the tree again soon, at most once per few seconds. */
@@ -258,6 +276,7 @@ async function showRoute() {
   // The view closed follows nothing any more.
   replace(ui.live);
   ui.live.className = 'live';
+  showSessionWait('');
   /** Whether the summary, tree and title shown are this route's. */
   let shown = false;
   try {

@@ -3,9 +3,11 @@
  * The sessions list as the page shows it: its filters, its pages (Older, Newest) and their
  * numbering, and the rule that only the answer to the latest query is drawn. Answers can come
  * back out of order (a slow unfiltered page, then a quick filtered one): an earlier query's late
- * answer, or its failure, is dropped.
+ * answer, or its failure, is dropped. A read the gateway asks to wait (a 429 or 503 with
+ * `retry-after`) is made again once the wait is over, and the list is not read again before.
  */
 import { ApiError } from './api.js';
+import { WaitAsked } from './asked-wait.js';
 import { listSessions, renderSessions } from './sessions.js';
 
 /**
@@ -20,8 +22,8 @@ export class SessionList {
    *   to: HTMLInputElement, list: HTMLElement, pageFirst: HTMLButtonElement,
    *   pageNext: HTMLButtonElement, pageInfo: HTMLElement,
    *   selected: () => string | undefined, open: (id: string) => void, onShown: () => void,
-   *   onRefused: () => void, onError: (err: unknown) => void,
-   * }} opts
+   *   onRefused: () => void, onError: (err: unknown) => void, onWait: (text: string) => void,
+   * }} opts `onWait` says that the list waits as the gateway asked, and when it is read again
    */
   constructor(opts) {
     this.opts = opts;
@@ -39,6 +41,8 @@ export class SessionList {
     this.query = 0;
     /** Queries not answered yet. */
     this.pending = 0;
+    /** A read refused with `retry-after`, made again once the gateway's wait is over. */
+    this.wait = new WaitAsked('Reading the sessions', opts.onWait);
     opts.form.addEventListener('submit', (event) => {
       event.preventDefault();
       void this.first().catch(opts.onError);
@@ -74,10 +78,10 @@ export class SessionList {
   /**
    * Reads the first page again with the filters it was asked with (not ones typed since). A
    * `background` refresh (a timer's) leaves a query under way to answer: it never drops the page
-   * a person asked for.
+   * a person asked for; nor does it read while the list waits as the gateway asked.
    */
   async refresh(background = false) {
-    if (background && this.pending > 0) return true;
+    if (background && (this.pending > 0 || this.wait.held)) return true;
     return this.load(this.askedFilters, undefined, [undefined]);
   }
 
@@ -94,6 +98,8 @@ export class SessionList {
   /**
    * Loads the page that starts at `cursor` and shows it if no later query was made meanwhile. A 401
    * asks for a key (false); a refused `fresh` filter lists nothing rather than the page before it.
+   * A refusal with `retry-after` (429, 503) is said, and the page is read again once the wait is
+   * over, unless another query was made meanwhile.
    * @param {Filters} filters
    * @param {string | undefined} cursor
    * @param {(string | undefined)[]} cursors the pages up to this one once it is shown
@@ -108,6 +114,7 @@ export class SessionList {
     try {
       const page = await listSessions(filters, cursor);
       if (query !== this.query) return true;
+      this.wait.answered();
       this.opts.onShown();
       this.items = page.items;
       this.nextCursor = page.nextCursor;
@@ -132,6 +139,10 @@ export class SessionList {
         this.draw([]);
         pageNext.disabled = true;
       }
+      const again = () => {
+        if (query === this.query) void this.load(filters, cursor, cursors, fresh).catch(this.opts.onError);
+      };
+      if (this.wait.hold(err, again)) return true;
       throw err;
     } finally {
       this.pending -= 1;

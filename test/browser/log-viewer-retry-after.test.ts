@@ -1,0 +1,143 @@
+/**
+ * The log viewer's own reads in a real browser (SPEC section 12) when the gateway asks them to
+ * wait: the sessions list and the open session, read again on the page's timers, are not read
+ * again before a 429's `retry-after` is over, and the page says so. (The live tail's wait is in
+ * log-viewer-live.test.ts.)
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Browser, Page, Route } from 'playwright-core';
+import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
+import { launchBrowser, noBrowser, openViewer, watchedPage } from './browser.ts';
+import { openaiCall } from './demo-chats.ts';
+
+/** A team over its requests per minute, as the gateway answers it: asked to wait `seconds`. */
+function rateLimited(seconds: number) {
+  return (route: Route) =>
+    route.fulfill({
+      status: 429,
+      headers: { 'retry-after': String(seconds) },
+      contentType: 'application/json',
+      body: JSON.stringify({
+        error: {
+          message: `team "t" is over its limit of 5 requests per minute; retry in ${seconds} s`,
+          type: 'rate_limit_error',
+          param: null,
+          code: 'ODA_ERR_RATE_LIMITED',
+        },
+      }),
+    });
+}
+
+/** Runs the page's timers `ms` forward in steps, letting what they start run between steps. */
+async function pageTimePasses(page: Page, ms: number, step = 4000): Promise<void> {
+  for (let done = 0; done < ms; done += step) {
+    await page.clock.runFor(Math.min(step, ms - done));
+    await page.waitForTimeout(50);
+  }
+}
+
+describe('log viewer: reads the gateway asks to wait', { skip: noBrowser, timeout: 120_000 }, () => {
+  let gw: TestGateway;
+  let browser: Browser;
+
+  before(async () => {
+    gw = await startGateway();
+    await openaiCall(
+      { url: gw.url, session: 'waiting' },
+      { model: 'gpt-live', messages: [{ role: 'user', content: 'a rate-limited key' }] },
+    );
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await gw?.close();
+  });
+
+  /** Opens the page with its timers under the test's control (`page.clock.runFor`). */
+  const open = (hash = '') => openViewer(browser, gw.url, hash, { clock: true });
+
+  test('the list read again after a 429 waits out its retry-after (longer than the 30 s refresh), saying so', async () => {
+    const { page, watch } = await open();
+    await page.locator('#sessions-list .session-id', { hasText: 'waiting' }).first().waitFor();
+    const isList = (u: URL) => u.pathname === '/v1/sessions';
+    const reads = () => watch.requests.filter((u) => isList(new URL(u))).length;
+    await page.route(isList, rateLimited(45));
+    // The 30 s refresh reads the list and is refused: the gateway asks for 45 s.
+    const refused = page.waitForResponse((r) => isList(new URL(r.url())) && r.status() === 429);
+    await page.clock.runFor(30_000);
+    await refused;
+    await page.waitForTimeout(100);
+    const afterRefusal = reads();
+    // 44 s of page time, the next 30 s refresh among them: no read.
+    await pageTimePasses(page, 44_000);
+    assert.equal(reads(), afterRefusal, 'the list is not read again before the 45 s are over');
+    assert.match(
+      (await page.locator('#fatal').textContent()) ?? '',
+      /^Reading the sessions again in 45 s \(as the gateway asked\): the key is over its requests per minute \(team "t"/,
+    );
+    assert.equal(await page.locator('#fatal').isVisible(), true);
+    // Once the wait is over the list is read again, and shown.
+    await page.unroute(isList);
+    await pageTimePasses(page, 2_000);
+    await page.locator('#fatal').waitFor({ state: 'hidden', timeout: 5000 });
+    assert.equal(reads(), afterRefusal + 1);
+    assert.equal(await page.locator('#sessions-list .session-id', { hasText: 'waiting' }).count(), 1);
+    assert.deepEqual(watch.errors, []);
+    await page.context().close();
+  });
+
+  test('a page opened while the list is refused says so and shows the list once the wait is over', async () => {
+    const { page, watch } = await watchedPage(browser);
+    await page.clock.install();
+    const isList = (u: URL) => u.pathname === '/v1/sessions';
+    const reads = () => watch.requests.filter((u) => isList(new URL(u))).length;
+    await page.route(isList, rateLimited(20));
+    await page.goto(`${gw.url}/ui`);
+    await page
+      .locator('#fatal', { hasText: /^Reading the sessions again in 20 s \(as the gateway asked\)/ })
+      .waitFor({ timeout: 5000 });
+    assert.equal(reads(), 1);
+    await pageTimePasses(page, 19_000);
+    assert.equal(reads(), 1, 'not read again before the 20 s are over');
+    await page.unroute(isList);
+    await pageTimePasses(page, 2_000);
+    await page
+      .locator('#sessions-list .session-id', { hasText: 'waiting' })
+      .first()
+      .waitFor({ timeout: 5000 });
+    assert.equal(reads(), 2);
+    assert.equal(await page.locator('#fatal').isVisible(), false);
+    assert.deepEqual(watch.errors, []);
+    await page.context().close();
+  });
+
+  test('the open session read again after a 429 waits out its retry-after, saying so above it', async () => {
+    const { page, watch } = await open('#session=waiting');
+    await page.locator('#live', { hasText: 'Live' }).waitFor();
+    const isSession = (u: URL) => u.pathname === '/v1/sessions/waiting';
+    const reads = () => watch.requests.filter((u) => isSession(new URL(u))).length;
+    await page.route(isSession, rateLimited(40));
+    // The 15 s refresh of the session's tree is refused: the gateway asks for 40 s.
+    const refused = page.waitForResponse((r) => isSession(new URL(r.url())) && r.status() === 429);
+    await page.clock.runFor(15_000);
+    await refused;
+    await page.waitForTimeout(100);
+    const afterRefusal = reads();
+    const note = page.locator('#session-wait');
+    // 38 s of page time, two 15 s refreshes among them: no read.
+    await pageTimePasses(page, 38_000);
+    assert.equal(reads(), afterRefusal, 'the session is not read again before the 40 s are over');
+    assert.match(
+      (await note.textContent()) ?? '',
+      /^Reading the session again in 40 s \(as the gateway asked\): the key is over its requests per minute \(team "t"/,
+    );
+    assert.equal(await note.isVisible(), true);
+    await page.unroute(isSession);
+    await pageTimePasses(page, 3_000);
+    await note.waitFor({ state: 'hidden', timeout: 5000 });
+    assert.equal(reads(), afterRefusal + 1);
+    assert.deepEqual(watch.errors, []);
+    await page.context().close();
+  });
+});
