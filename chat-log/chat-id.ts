@@ -12,6 +12,16 @@ const CHAT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export const notFound = (id: string): OdaError =>
   new OdaError('ODA_ERR_NOT_FOUND', 404, `chat ${id} not found`);
 
+/**
+ * The 404 for a chat whose log went away under the gateway (its file removed by hand): the chat is
+ * forgotten, and a caller that was going to write to it may create it anew instead.
+ */
+export class ChatRemoved extends OdaError {
+  constructor(id: string) {
+    super('ODA_ERR_NOT_FOUND', 404, `chat ${id} not found`);
+  }
+}
+
 /** True when `id` is a well-formed chat id. */
 export function isChatId(id: unknown): id is string {
   return typeof id === 'string' && CHAT_ID.test(id) && id !== '.' && id !== '..';

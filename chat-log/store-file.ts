@@ -25,7 +25,7 @@ import {
 } from './store.ts';
 import type { Event, Header, NewEvent } from './format/current.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
-import { isChatId, notFound, pathInside } from './chat-id.ts';
+import { ChatRemoved, isChatId, notFound, pathInside } from './chat-id.ts';
 import { batchBytes, headerLine, prepareBatch, prepareSeed } from './event-batch.ts';
 import { openChatFile, type ChatFile, type SetAside } from './chat-file.ts';
 import { AppendFile, SYNC_DELAY_MS, type FsyncMode } from './append-file.ts';
@@ -269,7 +269,7 @@ export class FileLogBackend implements LogBackend {
         // Reopen next time: if the undo failed too, opening sets the partial bytes aside.
         this.open.delete(id);
         await this.dropWriter(id);
-        if (removed(err)) throw notFound(id);
+        if (removed(err)) throw new ChatRemoved(id);
         throw new OdaError('ODA_ERR_LOG_WRITE', 500, `could not append to chat log ${id}`, { cause: err });
       }
       // The index moves only once the bytes are written (and, with fsync `always`, synced), so

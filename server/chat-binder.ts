@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatLog } from '../chat-log/chat-log.ts';
+import { ChatRemoved } from '../chat-log/chat-id.ts';
 import type { Mechanisms, NewEvent } from '../chat-log/format/current.ts';
 import { mapInTurns, type TurnTaker } from '../lib/in-turns.ts';
 import {
@@ -173,7 +174,15 @@ export class ChatBinder {
       const from = cached ? cached.wireCount : 0;
       if (pending && (await awaitExtendedBind(pending.earlier, wire, hashes.at, from, this.turns, sent)))
         cached = longestVerified(this.prefixes.candidates(baseId), hashes.at);
-      return await this.bindAfter(input, baseId, team, meta, wire, hashes.full, cached);
+      try {
+        return await this.bindAfter(input, baseId, team, meta, wire, hashes.full, cached);
+      } catch (err) {
+        // The chat's log went away under the gateway (its file removed by hand): the store has
+        // forgotten it, so the request creates it anew, as a gateway that never saw it would.
+        if (!(err instanceof ChatRemoved)) throw err;
+        this.prefixes.forget(baseId);
+        return await this.bindAfter(input, baseId, team, meta, wire, hashes.full, undefined);
+      }
     } finally {
       pending?.settle();
     }
