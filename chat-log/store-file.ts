@@ -349,7 +349,16 @@ export class FileLogBackend implements LogBackend {
    * the chat's line offsets, and the file is read in chunks of at most 1 MB of whole lines.
    */
   async readLines(id: string, offset: number, maxEvents: number, maxBytes: number): Promise<EventLines> {
-    const c = await this.existing(id);
+    const opened = await this.existing(id);
+    let c = opened;
+    // A read at the end of the log reads nothing from the file: check it is there, as `read` does.
+    if (offset >= opened.offsets.length) {
+      try {
+        await fsp.access(opened.path);
+      } catch (err) {
+        c = await this.reopenGone(id, opened, err);
+      }
+    }
     const read = readEventLines(c, offset, maxEvents, maxBytes);
     return { count: read.count, lines: this.linesOf(id, c, read.lines) };
   }

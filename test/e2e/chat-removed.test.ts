@@ -193,6 +193,23 @@ describe('a chat whose log disappears under a running gateway', () => {
     },
   );
 
+  test(
+    'file store: a read of events at the end of the log finds the file gone too',
+    { ...limits, skip: once },
+    async () => {
+      const gw = await startGateway();
+      cleanups.push(() => gw.close());
+      assert.equal((await chat(gw, 'x', [{ role: 'user', content: 'hi' }])).status, 200);
+      const all = await events(gw, 'x');
+      const end = all.events.length;
+      const atEnd = async () => (await fetch(`${gw.url}/v1/sessions/x/events?offset=${end}`)).status;
+      assert.equal(await atEnd(), 200, 'nothing new yet');
+      rmSync(join(gw.dataDir, 'chats', 'x.jsonl'));
+      assert.equal(await atEnd(), 404, 'a poll at the end of the log learns the chat is gone');
+      assert.equal((await fetch(`${gw.url}/v1/sessions/x`)).status, 404);
+    },
+  );
+
   for (const onRedis of [false, true])
     test(
       `${onRedis ? 'Redis' : 'file store'}: the client goes on with the history it has, and the chat made anew holds all of it`,
