@@ -12,7 +12,9 @@
  * (`GET /v1/sessions/{id}/tail`) stays open as long as its viewer and reads the log while it does:
  * tails have caps of their own, the same numbers, so a team's viewers never take its call slots and
  * one team's tails cannot hold every connection the gateway accepts. Other reads (sessions, models,
- * health) are not counted. The counts are per process.
+ * health) are not counted. The counts are per process. A model call keeps its slot until its work
+ * is over (`holdCallSlot`), also when its client leaves earlier: one team cannot pile up abandoned
+ * calls, each still parsing and logging a large body, beyond its share.
  */
 import type { RequestHandler } from 'express';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -94,14 +96,43 @@ export function fairShare(config: Pick<Config, 'teams' | 'server'>, inFlight?: I
           : `the gateway has ${config.server.maxConcurrent} ${what}, its limit (server.maxConcurrent); retry shortly`;
       throw new OdaError('ODA_ERR_TOO_MANY_CALLS', 429, message, { headers: { 'retry-after': '1' } });
     }
+    // The slot is free once the answer is finished or the connection is gone ('close', whichever
+    // comes first) and the work the route holds it for is over: a call whose client left still
+    // parses, logs and answers into nothing, and must keep counting until it has.
+    let closed = false;
+    let holds = 0;
     let released = false;
-    const release = () => {
-      if (released) return;
+    const releaseWhenDone = () => {
+      if (released || !closed || holds > 0) return;
       released = true;
       slots.release(team);
     };
-    // 'close' fires once the answer is finished or the connection is gone, whichever comes first.
-    res.on('close', release);
+    res.on('close', () => {
+      closed = true;
+      releaseWhenDone();
+    });
+    res.locals[SLOT_WORK] = (): (() => void) => {
+      holds++;
+      let done = false;
+      return () => {
+        if (done) return;
+        done = true;
+        holds--;
+        releaseWhenDone();
+      };
+    };
     next();
   };
+}
+
+/** `res.locals` key of the call slot's work hold (see `holdCallSlot`). */
+const SLOT_WORK = 'callSlotWork';
+
+/**
+ * Keeps the call slot `res` took counted until the function returned is called, also after its
+ * client has gone (a model call's work outlives its connection); a no-op without a slot.
+ */
+export function holdCallSlot(res: { locals: Record<string, unknown> }): () => void {
+  const hold = res.locals[SLOT_WORK] as (() => () => void) | undefined;
+  return hold ? hold() : () => {};
 }

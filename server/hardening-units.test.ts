@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { hostName, isLoopbackHost } from './origin-guard.ts';
 import { hasBody, isJsonContentType } from './content-type-guard.ts';
 import { narrowAnthropicBetas, upstreamHeaders } from './upstream-headers.ts';
-import { InFlight } from './fair-share.ts';
+import express from 'express';
+import type { AddressInfo } from 'node:net';
+import { fairShare, holdCallSlot, InFlight } from './fair-share.ts';
 import { secretMasker } from '../lib/mask-secrets.ts';
 import { FORMATS } from '../providers/registry.ts';
 import { shownBaseUrl, openBeyondLoopback } from './listen.ts';
@@ -99,6 +101,66 @@ describe('fair share counts', () => {
     assert.equal(f.count('a'), 1);
     assert.equal(f.acquire('b'), 'ok');
     assert.equal(f.count(), 3);
+  });
+});
+
+describe('fair share: a call whose client left keeps its slot until its work is over', () => {
+  test('a second call of the team is refused while the first still works, and goes once it is done', async () => {
+    const config = parseConfig({
+      providers: [{ name: 'p', format: 'openai', baseUrl: 'http://127.0.0.1:1/v1' }],
+    });
+    const counts = new InFlight(8, new Map([['a', 1]]));
+    // Each call's work waits until the test lets it finish.
+    const calls: Array<{ finish: () => void }> = [];
+    let onStart = () => {};
+    const app = express();
+    app.use((_req, res, next) => {
+      res.locals.caller = { team: 'a' };
+      next();
+    });
+    app.use(fairShare(config, counts));
+    app.post('/work', async (_req, res) => {
+      const slot = holdCallSlot(res);
+      await new Promise<void>((finish) => {
+        calls.push({ finish });
+        onStart();
+      });
+      slot();
+      if (!res.destroyed) res.json({ ok: true });
+    });
+    app.use(((err, _req, res, _next) => {
+      res.status((err as { status?: number }).status ?? 500).json({ error: String(err) });
+    }) as express.ErrorRequestHandler);
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/work`;
+    const started = () => new Promise<void>((r) => (onStart = r));
+    try {
+      const abort = new AbortController();
+      const first = started();
+      const gone = fetch(url, { method: 'POST', signal: abort.signal }).catch(() => 'gone');
+      await first;
+      abort.abort();
+      assert.equal(await gone, 'gone');
+      // The client is gone, but its call still works (parses, logs): the team's one slot is taken.
+      for (let i = 0; i < 3; i++) {
+        const refused = await fetch(url, { method: 'POST' });
+        assert.equal(refused.status, 429, 'refused while the abandoned call works');
+        await refused.text();
+      }
+      assert.equal(counts.count('a'), 1);
+      calls[0]!.finish();
+      for (let i = 0; i < 200 && counts.count('a') > 0; i++) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(counts.count('a'), 0, 'freed once its work is over');
+      const next = started();
+      const accepted = fetch(url, { method: 'POST' });
+      await next;
+      calls[1]!.finish();
+      assert.equal((await accepted).status, 200);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });
 

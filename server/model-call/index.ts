@@ -11,6 +11,7 @@ import { runPipeline } from '../../middleware/pipeline.ts';
 import type { WireFormat } from '../../providers/provider.ts';
 import type { AppContext } from '../app-context.ts';
 import type { ChatBinding } from '../chat-binder.ts';
+import { holdCallSlot } from '../fair-share.ts';
 import { checkPreviousResponse } from '../response-access.ts';
 import { checkStoredReferences } from '../response-references.ts';
 import { buildContext } from './build-context.ts';
@@ -32,9 +33,12 @@ export function modelCallHandler(app: AppContext, format: WireFormat, route: Mod
     // At shutdown the chat log closes only once every call has logged its answer, also a call
     // whose connection the grace period already closed.
     const done = app.drain.hold();
+    // The call's fair-share slot stays taken until its work is over, even if its client leaves.
+    const slot = holdCallSlot(res);
     try {
       await runCall(app, req, res, format, route);
     } finally {
+      slot();
       done();
     }
   };
