@@ -1,5 +1,5 @@
 /** The only place errors become HTTP bodies, in the error shape of the endpoint's format. */
-import type { ErrorRequestHandler, Request } from 'express';
+import type { ErrorRequestHandler, Request, Response } from 'express';
 import { OdaError, isOdaError, type OdaErrorCode } from '../lib/errors.ts';
 import { FORMATS } from '../providers/registry.ts';
 import type { WireFormat } from '../providers/provider.ts';
@@ -69,11 +69,25 @@ export function sendError(req: Request, res: import('express').Response, err: Od
     .json(adapter.errorBody({ kind: err.kind, message: err.message, param: err.param, code: err.code }));
 }
 
+/** `res.locals` key: the error the stage that threw it has logged already. */
+const LOGGED = 'loggedError';
+
+/**
+ * Says that `err`, about to be thrown for `res`, is logged already, in a line that knew more (the
+ * chat, the call's counts): the error handler renders it without a second line for one failure.
+ */
+export function markLogged(res: Response, err: unknown): void {
+  (res.locals as Record<string, unknown>)[LOGGED] = err;
+}
+
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return function odaErrorHandler(err, req, res, _next) {
     const oda = toOdaError(err);
-    if (oda.status >= 500) logger.error({ err, reqId: res.locals.requestId, code: oda.code }, oda.message);
-    else logger.info({ reqId: res.locals.requestId, code: oda.code, status: oda.status }, oda.message);
+    // An error logged where it was thrown is only rendered here.
+    if ((res.locals as Record<string, unknown>)[LOGGED] !== err) {
+      if (oda.status >= 500) logger.error({ err, reqId: res.locals.requestId, code: oda.code }, oda.message);
+      else logger.info({ reqId: res.locals.requestId, code: oda.code, status: oda.status }, oda.message);
+    }
     if (res.headersSent) {
       // Bytes already went out (a stream): the only honest thing left is to end the response.
       cutShort(res, 'error');

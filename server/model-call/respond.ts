@@ -12,7 +12,7 @@ import type { AppContext } from '../app-context.ts';
 import type { CutReason } from '../cut-short.ts';
 import type { ChatBinding, ResponseRecord } from '../chat-binder.ts';
 import { deliverFailure, deliverSuccess } from '../deliver.ts';
-import { toOdaError } from '../error-handler.ts';
+import { markLogged, toOdaError } from '../error-handler.ts';
 import { upstreamFailure } from '../upstream-failure.ts';
 import { accountAnswer, loggedMechanisms } from '../usage-accounting.ts';
 import type { ForwardProgress } from './forward.ts';
@@ -85,7 +85,7 @@ export async function respond(
     if (!(e instanceof UpstreamError)) throw e;
     // A JSON answer that could not be read whole: none of it went out, the client gets the
     // gateway's error (or nothing, when it left), and the log says so.
-    return failCall(app, call, ctx, binding, e, result, result.res.status);
+    return failCall(app, call, ctx, binding, res, e, result, result.res.status);
   }
   const fields = { status: result.res.status, attempts: result.attempts, streamed: outcome.streamed };
   if (!outcome.complete) {
@@ -124,7 +124,7 @@ export async function respondToFailure(
 ): Promise<void> {
   // What the mechanisms already did (and recorded) is still reported on the error response.
   reportEffects(app, res, ctx, progress.attempts);
-  return failCall(app, call, ctx, binding, error, progress);
+  return failCall(app, call, ctx, binding, res, error, progress);
 }
 
 /**
@@ -138,6 +138,7 @@ async function failCall(
   call: ModelCall,
   ctx: CallContext,
   binding: ChatBinding,
+  res: Response,
   error: unknown,
   counts: { attempts: number; retries: number },
   answered?: number,
@@ -161,15 +162,19 @@ async function failCall(
     logCutShort(app, call, { status: 0, attempts: counts.attempts, ...upstream });
     return;
   }
-  // A provider answer that broke off closes the call like a stream that broke off; an unreachable
-  // provider is logged by the error handler.
-  if (answered !== undefined)
+  // A provider answer that broke off closes the call like a stream that broke off, in the call's one
+  // line (with its chat), which the error handler does not repeat; an unreachable provider is logged
+  // by the error handler.
+  if (answered !== undefined) {
     logCutShort(app, call, {
       status: failure.status,
       attempts: counts.attempts,
       ...upstream,
+      code: failure.code,
       error: failure.message,
     });
+    markLogged(res, failure);
+  }
   throw failure;
 }
 

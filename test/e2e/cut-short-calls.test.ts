@@ -3,8 +3,8 @@
  * provider answered, and a provider whose stream breaks off. Each request is counted once in
  * `oda_requests_total` and once in `oda_requests_cut_total` with why, and the call's log line says
  * it was cut short and why, never "model call done" as for an answer delivered whole. A JSON answer
- * the provider breaks off reaches the client as the gateway's 502, and is logged and counted as
- * that. (The grace period's end at shutdown is the process test's.)
+ * the provider breaks off reaches the client as the gateway's 502, and is logged (in that one line)
+ * and counted as that. (The grace period's end at shutdown is the process test's.)
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -209,6 +209,18 @@ describe('a call cut short is counted, and logged as cut short with why', () => 
     assert.equal(line.streamed, false);
     assert.equal(line.error, sent.message);
     assert.equal(line.level, 40, 'warn');
+    // One failure, one line at warn or above: the error handler renders the 502 without logging it again.
+    const loud = lines()
+      .slice(from)
+      .filter((l) => l.reqId === line.reqId && l.level >= 40);
+    assert.deepEqual(
+      loud.map((l) => l.msg),
+      ['model call cut short'],
+      JSON.stringify(loud),
+    );
+    // That line says all the error handler's would have: the chat, and the code the client got.
+    assert.equal(line.chatId, 'cut-json-answer');
+    assert.equal(line.code, sent.code);
 
     // Counted as the 502 it was, whole (the client got a whole error answer), never as a 200.
     assert.deepEqual(await counts('502', 'upstream'), [total502 + 1, cut]);
