@@ -31,7 +31,7 @@ describe('FileLogBackend: crash safety', () => {
     const tornBytes = fs.readFileSync(file).subarray(fs.readFileSync(file).lastIndexOf(10) + 1);
     const clock = new ManualClock(T0 + 999);
     const logged: Array<[string, string, Record<string, unknown>]> = [];
-    const log = (level: 'info' | 'warn', message: string, fields: Record<string, unknown>) =>
+    const log = (level: 'debug' | 'info' | 'warn', message: string, fields: Record<string, unknown>) =>
       logged.push([level, message, fields]);
     const reopened = new FileLogBackend({ dataDir, clock, log });
     assert.equal(await reopened.count('t'), 3);

@@ -9,6 +9,8 @@ import { ManualClock } from '../lib/clock.ts';
 import { isOdaError } from '../lib/errors.ts';
 import { T0, say } from './test-batches.ts';
 import { savingsModel } from './read-models/savings.ts';
+import { messagesModel } from './read-models/messages.ts';
+import { saveCheckpoint } from './checkpoints.ts';
 import { tempDir } from '../test/helpers/temp-dir.ts';
 
 function setup(opts: { checkpointEvery?: number } = {}) {
@@ -190,6 +192,38 @@ describe('ChatLog.open, append and snapshot', () => {
     await log.append('b', [say('b1')]);
     assert.equal((await log.open('a'))?.totals.messageCount, 3);
     assert.equal((await log.open('b'))?.totals.messageCount, 1);
+  });
+
+  test('a chat checkpointed by an older messages model loses that checkpoint once the current one is saved', async () => {
+    const { dataDir, clock, attachments, log } = setup();
+    await log.createChat({ id: 'old' });
+    await log.append('old', [say('o1'), say('o2')]);
+    await log.close();
+    // What a build whose messages model was one version older left beside the log (in place of
+    // what this one saved on close).
+    fs.rmSync(path.join(dataDir, 'checkpoints'), { recursive: true });
+    const earlier = new FileLogBackend({ dataDir, clock });
+    const [, last] = await earlier.read('old', 0);
+    const previousModel = { ...messagesModel, version: messagesModel.version - 1 };
+    const state = messagesModel.initial((await earlier.header('old'))!);
+    await saveCheckpoint(earlier, 'old', previousModel, 'test', state, last);
+    await earlier.close();
+    const dir = path.join(dataDir, 'checkpoints', 'old');
+    const older = `messages.v${messagesModel.version - 1}.json`;
+    assert.ok(fs.existsSync(path.join(dir, older)));
+
+    // Opened by this build: rebuilt from the log, checkpointed on close, the older file gone.
+    const reopened = new ChatLog({
+      backend: new FileLogBackend({ dataDir, clock }),
+      attachments,
+      clock,
+      build: 'test',
+    });
+    assert.equal((await reopened.open('old'))?.messages.messages.length, 2);
+    await reopened.close();
+    const files = fs.readdirSync(dir);
+    assert.ok(files.includes(`messages.v${messagesModel.version}.json`), files.join());
+    assert.ok(!files.includes(older), files.join());
   });
 
   test('withChat serialises read-compare-append of one chat', async () => {

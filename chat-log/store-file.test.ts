@@ -272,6 +272,51 @@ describe('FileLogBackend: checkpoints, locks, ping', () => {
     assert.equal(await store.getCheckpoint('c', 'totals.v1'), undefined);
   });
 
+  test("a checkpoint of a newer version removes the chat's files of that model's older versions", async () => {
+    const logged: Array<[string, string, Record<string, unknown>]> = [];
+    const dataDir = tmp();
+    const store = new FileLogBackend({
+      dataDir,
+      log: (level, message, fields) => logged.push([level, message, fields]),
+    });
+    const cp = (model: string) => ({ model, formatVersion: 5, build: 'b1', position: 3, state: {} });
+    // What earlier builds left: two older versions of `messages`, a newer one, another model, and
+    // the same model's old version in another chat.
+    for (const model of ['messages.v6', 'messages.v7', 'messages.v9', 'decisions.v3']) {
+      await store.putCheckpoint('c', cp(model));
+    }
+    await store.putCheckpoint('other', cp('messages.v7'));
+    const dir = path.join(dataDir, 'checkpoints', 'c');
+    fs.writeFileSync(path.join(dir, 'messages.json'), '{}'); // not a versioned name: not ours to judge
+
+    await store.putCheckpoint('c', cp('messages.v8'));
+    assert.deepEqual(fs.readdirSync(dir).sort(), [
+      'decisions.v3.json',
+      'messages.json',
+      'messages.v8.json',
+      'messages.v9.json',
+    ]);
+    assert.deepEqual(fs.readdirSync(path.join(dataDir, 'checkpoints', 'other')), ['messages.v7.json']);
+    assert.deepEqual(await store.getCheckpoint('c', 'messages.v8'), cp('messages.v8'));
+    assert.equal(logged.length, 0, JSON.stringify(logged));
+
+    // A file that cannot be removed (here a folder in its place) stays, is logged at debug, and the
+    // write still succeeds.
+    fs.mkdirSync(path.join(dir, 'decisions.v1.json'));
+    fs.writeFileSync(path.join(dir, 'decisions.v1.json', 'x'), '');
+    await store.putCheckpoint('c', { ...cp('decisions.v3'), position: 4 });
+    assert.deepEqual(await store.getCheckpoint('c', 'decisions.v3'), { ...cp('decisions.v3'), position: 4 });
+    assert.ok(fs.existsSync(path.join(dir, 'decisions.v1.json')));
+    assert.equal(logged.length, 1);
+    const [level, message, fields] = logged[0]!;
+    assert.equal(level, 'debug');
+    assert.equal(message, 'chat log: an older checkpoint could not be removed');
+    assert.equal(fields.chatId, 'c');
+    assert.equal(fields.model, 'decisions.v3');
+    assert.equal(fields.file, 'decisions.v1.json');
+    assert.ok(fields.err instanceof Error);
+  });
+
   test('withLock is exclusive per chat, independent across chats, and append works inside it', async () => {
     const { store } = setup();
     await store.create(hdr('l'));

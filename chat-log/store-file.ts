@@ -29,14 +29,21 @@ import { ChatRemoved, isChatId, notFound, pathInside } from './chat-id.ts';
 import { batchBytes, headerLine, prepareBatch, prepareSeed } from './event-batch.ts';
 import { openChatFile, type ChatFile, type SetAside } from './chat-file.ts';
 import { AppendFile, SYNC_DELAY_MS, type FsyncMode } from './append-file.ts';
-import { rowOfOpenChat, type IndexLog, type RebuildSource } from './chat-index-rebuild.ts';
+import { rowOfOpenChat, type RebuildSource } from './chat-index-rebuild.ts';
 import type { ChatListQuery, ChatPage } from './chat-page.ts';
 import { StoreFileIndex } from './store-file-index.ts';
 import { readEventLines, readEvents } from './file-read-events.ts';
 import { createWhole, syncDir, writeTemp } from './file-write-temp.ts';
 import { CreationSync } from './creation-sync.ts';
-import { readCheckpointFile, writeCheckpointFile } from './file-checkpoints.ts';
+import { readCheckpointFile, removeOlderCheckpointFiles, writeCheckpointFile } from './file-checkpoints.ts';
 import { claimDataDir, type DataDirClaim } from './data-dir-claim.ts';
+
+/** What the file store tells the operator (`IndexLog` with a level for housekeeping). */
+export type StoreLog = (
+  level: 'debug' | 'info' | 'warn',
+  message: string,
+  fields: Record<string, unknown>,
+) => void;
 
 export interface FileLogBackendOptions {
   dataDir: string;
@@ -52,8 +59,11 @@ export interface FileLogBackendOptions {
    * next to a running gateway). One closed cleanly is checked against the chat files' names.
    */
   indexCheck?: 'always' | 'when-owner-exited';
-  /** Progress of index rebuilds (the gateway passes its logger). */
-  log?: IndexLog;
+  /**
+   * Progress of index rebuilds, torn tails set aside, housekeeping that failed (the gateway passes
+   * its logger).
+   */
+  log?: StoreLog;
   /** Names set-aside torn tails; defaults to the system clock. */
   clock?: Clock;
   /**
@@ -99,7 +109,7 @@ export class FileLogBackend implements LogBackend {
   private readonly maxOpenChats: number;
   private readonly index: StoreFileIndex;
   private readonly claim: DataDirClaim | undefined;
-  private readonly log: IndexLog | undefined;
+  private readonly log: StoreLog | undefined;
   /** Chats created in `batch` mode, synced in the background. */
   private readonly creations: CreationSync;
 
@@ -396,8 +406,18 @@ export class FileLogBackend implements LogBackend {
     return readCheckpointFile(this.checkpointsDir, id, model);
   }
 
-  putCheckpoint(id: string, checkpoint: StoredCheckpoint): Promise<void> {
-    return writeCheckpointFile(this.checkpointsDir, id, checkpoint);
+  async putCheckpoint(id: string, checkpoint: StoredCheckpoint): Promise<void> {
+    await writeCheckpointFile(this.checkpointsDir, id, checkpoint);
+    // The chat's checkpoints of the model's older versions: never read again. Their removal is
+    // housekeeping, so a failure is only mentioned.
+    await removeOlderCheckpointFiles(this.checkpointsDir, id, checkpoint.model, (err, file) =>
+      this.log?.('debug', 'chat log: an older checkpoint could not be removed', {
+        chatId: id,
+        model: checkpoint.model,
+        ...(file !== undefined ? { file } : {}),
+        err,
+      }),
+    );
   }
 
   async ping(): Promise<boolean> {

@@ -96,7 +96,7 @@ export interface Gateway {
 
 /** The backend `config.store` names. Attachments stay in `attachmentsDir` either way. */
 function storeBackend(config: Readonly<Config>, logger: Logger): LogBackend {
-  const log = (level: 'info' | 'warn', message: string, fields: Record<string, unknown>) =>
+  const log = (level: 'debug' | 'info' | 'warn', message: string, fields: Record<string, unknown>) =>
     logger[level](fields, message);
   if (config.store.kind === 'redis') {
     return new RedisLogBackend({
