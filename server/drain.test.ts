@@ -31,3 +31,24 @@ test('a released call ends the wait at once', async () => {
   assert.equal(await waiting, true);
   assert.equal(drain.working, 0);
 });
+
+test('a held handler counts until it is done, whether it answered or threw', async () => {
+  const { Drain, heldAtShutdown } = await import('./drain.ts');
+  const drain = new Drain();
+  let finish!: () => void;
+  const handler = heldAtShutdown(drain, (_req, _res) => new Promise<void>((resolve) => (finish = resolve)));
+  const failing = heldAtShutdown(drain, async () => {
+    throw new Error('refused');
+  });
+  // Neither handler looks at the request or the response.
+  const [req, res] = [{}, {}] as Parameters<typeof handler>;
+  const running = handler(req, res);
+  assert.equal(drain.working, 1);
+  await assert.rejects(failing(req, res), /refused/);
+  assert.equal(drain.working, 1, 'the failed one is no longer counted');
+  const waiting = drain.settled(60_000);
+  finish();
+  await running;
+  assert.equal(await waiting, true);
+  assert.equal(drain.working, 0);
+});

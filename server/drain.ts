@@ -21,8 +21,9 @@ export class Drain {
   /** Responses in flight, with their connections (a response lets go of its socket when it ends). */
   private readonly inFlight = new Map<Response, Socket | null>();
   /**
-   * Model calls still at work. A call outlives its connection: one the grace period cuts still
-   * logs its failed answer after its socket is gone, which is after the server has closed.
+   * Calls still at work that write to the chat log (model calls, chat creations). A call outlives
+   * its connection: a model call the grace period cuts still logs its failed answer after its socket
+   * is gone, which is after the server has closed.
    */
   private calls = 0;
   private readonly whenSettled: Array<() => void> = [];
@@ -68,7 +69,7 @@ export class Drain {
 
   /**
    * Resolves once no call is at work (true), or after `maxMs` (false, with calls still at work):
-   * the chat log is closed only after the calls that were cut have logged their answers.
+   * the chat log is closed only after the calls that were cut have written to it.
    */
   settled(maxMs: number): Promise<boolean> {
     if (this.calls === 0) return Promise.resolve(true);
@@ -87,6 +88,24 @@ export class Drain {
   get working(): number {
     return this.calls;
   }
+}
+
+/**
+ * A handler of a route that writes to the chat log, counted (`Drain.hold`) until it is done: at
+ * shutdown the chat log closes after it, also when the grace period closed its connection first.
+ */
+export function heldAtShutdown(
+  drain: Drain,
+  handler: (req: Request, res: Response) => Promise<void>,
+): (req: Request, res: Response) => Promise<void> {
+  return async function held(req, res) {
+    const done = drain.hold();
+    try {
+      await handler(req, res);
+    } finally {
+      done();
+    }
+  };
 }
 
 /** Ends `res`'s connection after `res`: said in its headers when they are still to go out. */

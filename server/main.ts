@@ -3,7 +3,7 @@
  * (a bad one stops start-up with a message naming the key), listens, and shuts down gracefully on
  * SIGTERM/SIGINT: stop accepting, let in-flight requests and streams finish within the grace
  * period (closing each connection after its answer; a second signal ends it at once), let the calls
- * it cut log their answers, flush the chat log, exit 0.
+ * it cut finish writing to the chat log, flush it, exit 0.
  */
 import type { Server } from 'node:http';
 import { createApp } from './app.ts';
@@ -91,16 +91,17 @@ async function main(): Promise<void> {
     };
     server.on('close', async () => {
       clearTimeout(force);
-      // The server closes once its connections have; calls cut with them still log their
-      // answers (a cut stream, a call waiting on the provider or in its retry backoff), and the
-      // chat log must take those before it closes and the process exits.
+      // The server closes once its connections have; calls cut with them still write to the chat
+      // log (a cut stream, a call waiting on the provider or in its retry backoff logs its failed
+      // answer; a chat being created is written), and it must take those before it closes and the
+      // process exits.
       const working = gateway.context.drain.working;
       if (!(await gateway.context.drain.settled(LOG_CUT_CALLS_MS)))
         logger.error(
           { calls: gateway.context.drain.working, waitedMs: LOG_CUT_CALLS_MS },
-          'calls still logging their answers at exit; their failed responses may be missing from the chat log',
+          'calls still writing to the chat log at exit; what they were writing (a failed response, a new chat) may be missing from it',
         );
-      else if (working > 0) logger.info({ calls: working }, 'calls cut short have logged their answers');
+      else if (working > 0) logger.info({ calls: working }, 'calls cut short have written to the chat log');
       await gateway.close().catch((err) => logger.error({ err }, 'error while flushing the chat log'));
       logger.info('stopped');
       process.exit(0);

@@ -11,6 +11,7 @@ import { runPipeline } from '../../middleware/pipeline.ts';
 import type { WireFormat } from '../../providers/provider.ts';
 import type { AppContext } from '../app-context.ts';
 import type { ChatBinding } from '../chat-binder.ts';
+import { heldAtShutdown } from '../drain.ts';
 import { holdCallSlot } from '../fair-share.ts';
 import { checkPreviousResponse } from '../response-access.ts';
 import { checkStoredReferences } from '../response-references.ts';
@@ -29,19 +30,17 @@ export const HEAVY_BODY_BYTES = 256 * 1024;
 
 /** Handles the model routes: chat completions (openai), messages (anthropic), responses and its compact. */
 export function modelCallHandler(app: AppContext, format: WireFormat, route: ModelRoute) {
-  return async function modelCall(req: Request, res: Response): Promise<void> {
-    // At shutdown the chat log closes only once every call has logged its answer, also a call
-    // whose connection the grace period already closed.
-    const done = app.drain.hold();
+  // At shutdown the chat log closes only once every call has logged its answer, also a call whose
+  // connection the grace period already closed.
+  return heldAtShutdown(app.drain, async function modelCall(req: Request, res: Response): Promise<void> {
     // The call's fair-share slot stays taken until its work is over, even if its client leaves.
     const slot = holdCallSlot(res);
     try {
       await runCall(app, req, res, format, route);
     } finally {
       slot();
-      done();
     }
-  };
+  });
 }
 
 /** The stages of one call, in order. */

@@ -2,6 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { OdaError } from '../../lib/errors.ts';
 import type { AppContext } from '../app-context.ts';
+import { heldAtShutdown } from '../drain.ts';
 import type { Caller } from '../auth.ts';
 import { parseJsonBody } from '../json-body.ts';
 import { scopedChatId, teamPrefix, visibleTo } from '../team-scope.ts';
@@ -177,32 +178,36 @@ export function sessionsRoutes(app: AppContext): Router {
     });
   });
 
-  r.post('/v1/sessions', async (req, res) => {
-    const who = caller(res);
-    const { body } = parseJsonBody(req.body);
-    const parsed = createBody.safeParse(body);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      const where = issue.path.join('.') || 'body';
-      throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, `${where}: ${issue.message}`, { param: where });
-    }
-    const given = parsed.data.id ?? `chat-${crypto.randomUUID()}`;
-    // A team's chat goes into its namespace, where its model calls with the same id will find it.
-    const id = typeof given === 'string' && isChatId(given) ? scopedChatId(given, who) : given;
-    // Only metadata a client may set; version, seeding and team are the gateway's.
-    const { status, header } = await app.chatLog.createChat({
-      ...body,
-      id,
-      ...(who.team ? { team: who.team } : {}),
-    });
-    if (status === 'exists') {
-      if (!visibleTo(header.team, who)) throw notFound(String(id));
-      throw new OdaError('ODA_ERR_INVALID_REQUEST', 409, `a chat with id "${String(id)}" already exists`, {
-        param: 'id',
+  // Writes to the chat log: at shutdown the log closes after it, like after a model call.
+  r.post(
+    '/v1/sessions',
+    heldAtShutdown(app.drain, async (req, res) => {
+      const who = caller(res);
+      const { body } = parseJsonBody(req.body);
+      const parsed = createBody.safeParse(body);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        const where = issue.path.join('.') || 'body';
+        throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, `${where}: ${issue.message}`, { param: where });
+      }
+      const given = parsed.data.id ?? `chat-${crypto.randomUUID()}`;
+      // A team's chat goes into its namespace, where its model calls with the same id will find it.
+      const id = typeof given === 'string' && isChatId(given) ? scopedChatId(given, who) : given;
+      // Only metadata a client may set; version, seeding and team are the gateway's.
+      const { status, header } = await app.chatLog.createChat({
+        ...body,
+        id,
+        ...(who.team ? { team: who.team } : {}),
       });
-    }
-    res.status(201).json({ header });
-  });
+      if (status === 'exists') {
+        if (!visibleTo(header.team, who)) throw notFound(String(id));
+        throw new OdaError('ODA_ERR_INVALID_REQUEST', 409, `a chat with id "${String(id)}" already exists`, {
+          param: 'id',
+        });
+      }
+      res.status(201).json({ header });
+    }),
+  );
 
   r.get('/v1/sessions/:id', async (req, res) => {
     const id = chatIdParam(req, caller(res));

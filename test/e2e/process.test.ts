@@ -6,7 +6,10 @@ import { join } from 'node:path';
 import { FakeProvider } from '../fake-provider/fake-provider.ts';
 import { bodies, openaiCompletion, openaiStream } from '../fake-provider/fake-bodies.ts';
 import { RawConnection } from '../helpers/raw-http.ts';
+import { Redis } from 'ioredis';
 import { dropPrefix, redisSkip, redisUrl, uniquePrefix } from '../helpers/redis-test.ts';
+import { privateRedis, redisServerInstalled } from '../helpers/private-redis.ts';
+import { testStoreIsRedis } from '../helpers/start-gateway.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { FileLogBackend } from '../../chat-log/store-file.ts';
 import { RedisLogBackend } from '../../chat-log/store-redis.ts';
@@ -381,6 +384,65 @@ describe('the gateway process run from source (server/main.ts under tsx)', () =>
         }
       },
     );
+
+  test(
+    'a chat being created when the grace period ends is in the store before the process exits',
+    {
+      timeout: 60_000,
+      skip: (!redisServerInstalled && 'redis-server is not installed') || (testStoreIsRedis && 'runs once'),
+    },
+    async () => {
+      // A private Redis whose writes the test holds back (CLIENT PAUSE WRITE): the creation waits
+      // in the store, past the grace period, as on a store slow to answer.
+      const redis = await privateRedis();
+      const admin = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+      const fake = await new FakeProvider().start();
+      const { child, out, url } = startWithConfig(fake.url, {
+        server: { port: 0, shutdownGraceMs: 200 },
+        store: { kind: 'redis', url: redis.url, prefix: 'proc-create:' },
+      });
+      try {
+        const base = await url;
+        await admin.call('CLIENT', 'PAUSE', '1500', 'WRITE');
+        const creating = await RawConnection.open(base);
+        const body = JSON.stringify({ id: 'made-at-shutdown', cwd: '/projects/demo' });
+        creating.write(
+          `POST /v1/sessions HTTP/1.1\r\nHost: ${new URL(base).host}\r\nContent-Type: application/json\r\n` +
+            `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        );
+        // The creation's script has reached Redis and waits there.
+        const waiting = async () =>
+          String(await admin.call('CLIENT', 'LIST'))
+            .split('\n')
+            .some((c) => / flags=b /.test(c) && / cmd=eval /.test(c));
+        while (!(await waiting())) await new Promise((r) => setTimeout(r, 20));
+
+        child.kill('SIGTERM');
+        await creating.closed;
+        assert.equal(await exitCode(child), 0);
+        const lines = logLines(out());
+        const messages = lines.map((l) => l.msg);
+        assert.ok(messages.includes('grace period over; closing remaining connections'), out());
+        // The shutdown waited for the creation, as for a model call, before it closed the chat log.
+        const waited = messages.indexOf('calls cut short have written to the chat log');
+        assert.ok(waited >= 0 && waited < messages.indexOf('stopped'), out());
+        assert.ok(!lines.some((l) => l.level >= 50), `no error: ${out()}`);
+
+        // What the process left in its store: the chat, with the header the client sent.
+        const backend = new RedisLogBackend({ url: redis.url, prefix: 'proc-create:' });
+        try {
+          assert.equal((await backend.header('made-at-shutdown'))?.cwd, '/projects/demo');
+        } finally {
+          await backend.close();
+        }
+      } finally {
+        admin.disconnect();
+        if (child.exitCode === null) child.kill('SIGKILL');
+        await fake.close();
+        await redis.stop();
+      }
+    },
+  );
 
   test('a second gateway on the same dataDir is refused without touching it; a port in use leaves the dataDir alone; a hard-killed claim is taken over', async () => {
     const dir = tempDir('oda-proc-claim-');
