@@ -10,6 +10,7 @@ import type { Config } from '../config/config.ts';
 import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import type { Drain } from './drain.ts';
+import type { CachedItemOwners } from './item-owners-cache.ts';
 import type { CacheKeyRefusals } from '../middleware/prompt-caching/cache-key-refusals.ts';
 
 /** Everything a route needs, built once by createApp. */
@@ -25,7 +26,8 @@ export interface AppContext {
   /** Which chat, team and provider each stored response id belongs to (SPEC section 9). */
   readonly responseOwners: ResponseOwners;
   /** The same for the output items of logged responses, which `item_reference`s name. */
-  readonly itemOwners: ResponseOwners;
+  /** The owners of logged output items, those this process has read kept in memory. */
+  readonly itemOwners: CachedItemOwners;
   /** Billed tokens and removals per team and day (SPEC section 11). */
   readonly usage: UsageLedger;
   readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;

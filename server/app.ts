@@ -27,6 +27,7 @@ import { whyCut } from './cut-short.ts';
 import { Drain, refuseWhileDraining } from './drain.ts';
 import { jsonContentTypeOnly } from './content-type-guard.ts';
 import { fairShare } from './fair-share.ts';
+import { CachedItemOwners } from './item-owners-cache.ts';
 import { originGuard } from './origin-guard.ts';
 import { readBody } from './read-body.ts';
 import { TurnTaker } from '../lib/in-turns.ts';
@@ -162,7 +163,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     chatLog,
     chats: new ChatBinder(chatLog, config, clock, turns),
     responseOwners: responseOwnersFor(backend, config.dataDir),
-    itemOwners: responseOwnersFor(backend, config.dataDir, 'item'),
+    itemOwners: new CachedItemOwners(responseOwnersFor(backend, config.dataDir, 'item'), clock),
     usage: usageLedgerFor(backend, config.dataDir),
     sleep: deps.sleep ?? abortableSleep,
     random: deps.random ?? Math.random,

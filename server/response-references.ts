@@ -52,10 +52,28 @@ export function itemReferenceIds(input: unknown): string[] {
 }
 
 /**
- * For `POST /v1/responses` (and `input_tokens`): with teams, refuses a `conversation` (404; a
- * value that is neither a string nor an object with a string `id` is a 400 naming the field) and
- * an item reference to an item of another team or never seen by the gateway (404). Admins and
- * gateways without teams pass everything on.
+ * The provider's ids the other items of `input` carry (a `reasoning`, `message` or
+ * `function_call` item sent back with its `id`): the provider may look such an item up by its id
+ * (a stored reasoning item), so an id is as good as a reference to whoever holds it. Each id once.
+ */
+export function typedItemIds(input: unknown): string[] {
+  if (!Array.isArray(input)) return [];
+  const ids = new Set<string>();
+  for (const item of input) {
+    if (!isObj(item) || typeof item.id !== 'string' || item.id.length === 0 || item.id.length > MAX_ITEM_ID)
+      continue;
+    const typed = item.type !== undefined && item.type !== null;
+    if (item.type !== 'item_reference' && (typed || item.role !== undefined)) ids.add(item.id);
+  }
+  return [...ids];
+}
+
+/**
+ * For `POST /v1/responses` (and `input_tokens`, `compact`): with teams, refuses a `conversation`
+ * (404; a value that is neither a string nor an object with a string `id` is a 400 naming the
+ * field), an item reference to an item of another team or never seen by the gateway (404), and a
+ * typed item carrying the id of an item logged for another team (404). Admins and gateways without
+ * teams pass everything on.
  */
 export async function checkStoredReferences(
   app: AppContext,
@@ -84,6 +102,17 @@ export async function checkStoredReferences(
       batch.map((id) => (id.length > 0 && id.length <= MAX_ITEM_ID ? app.itemOwners.get(id) : undefined)),
     );
     const refused = batch.findIndex((_, j) => !mayUseResponse(app, caller, owners[j]));
+    if (refused >= 0) throw itemNotFound(batch[refused]!);
+  }
+  // A typed item naming an item the gateway logged for another team is refused like a reference
+  // to it; one the gateway never saw passes (the client's own history, sent without storing).
+  const typed = typedItemIds(body.input);
+  for (let i = 0; i < typed.length; i += LOOKUP_BATCH) {
+    const batch = typed.slice(i, i + LOOKUP_BATCH);
+    const owners = await Promise.all(batch.map((id) => app.itemOwners.ownerOf(id)));
+    const refused = batch.findIndex(
+      (_, j) => owners[j] !== undefined && !mayUseResponse(app, caller, owners[j]),
+    );
     if (refused >= 0) throw itemNotFound(batch[refused]!);
   }
 }

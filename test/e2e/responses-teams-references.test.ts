@@ -8,8 +8,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { itemReferenceIds } from '../../server/response-references.ts';
-import { responsesFunctionCall, responsesMessage } from '../fake-provider/fake-responses.ts';
+import { itemReferenceIds, typedItemIds } from '../../server/response-references.ts';
+import {
+  responsesFunctionCall,
+  responsesMessage,
+  responsesReasoning,
+} from '../fake-provider/fake-responses.ts';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
 import { refusedNotFound, startTeamsGateway, type TeamsGateway } from '../helpers/responses-teams.ts';
 
@@ -35,6 +39,7 @@ describe('teams: item references and conversations reach only the team’s own s
     gw.fake.script({
       responses: {
         output: [
+          responsesReasoning('weighing the sources', undefined, 'rs_research_thoughts'),
           responsesMessage('the findings', 'msg_research_findings'),
           responsesFunctionCall('lookup', '{"q":"x"}', 'call_r1', 'fc_research_lookup'),
         ],
@@ -92,6 +97,69 @@ describe('teams: item references and conversations reach only the team’s own s
       "Item with id 'msg_made_elsewhere' not found.",
       'input',
     );
+  });
+
+  test('a typed item carrying another team’s item id is the 404; the team’s own and unknown ids go', async () => {
+    // The provider may look a stored item up by its id (a reasoning item sent back without its
+    // content): an id of another team's item is refused like a reference to it.
+    const typed = [
+      { type: 'reasoning', id: 'rs_research_thoughts', summary: [] },
+      {
+        type: 'message',
+        role: 'assistant',
+        id: 'msg_research_findings',
+        content: [{ type: 'output_text', text: 'x' }],
+      },
+      { role: 'assistant', id: 'msg_research_findings', content: 'x' },
+      {
+        type: 'function_call',
+        id: 'fc_research_lookup',
+        call_id: 'call_r1',
+        name: 'lookup',
+        arguments: '{}',
+      },
+    ];
+    for (const item of typed) {
+      const input = [{ role: 'user', content: 'hi' }, item, { role: 'user', content: 'and?' }] as never;
+      const msg = `Item with id '${item.id}' not found.`;
+      await refused(gw, designOpenai.responses.create({ model: 'gpt-5', input }), msg, 'input');
+      await refused(gw, designOpenai.responses.inputTokens.count({ model: 'gpt-5', input }), msg, 'input');
+      // Research sends its own items back as it pleases.
+      await researchOpenai.responses.create({ model: 'gpt-5', input });
+      assert.deepEqual(gw.fake.requests.at(-1)?.json?.input, input);
+    }
+    // An id the gateway never logged (the client's own, or items of a `store: false` answer) goes.
+    const unknown = [
+      { type: 'reasoning', id: 'rs_never_logged', summary: [] },
+      { role: 'user', content: 'go' },
+    ];
+    await designOpenai.responses.create({ model: 'gpt-5', input: unknown as never });
+    assert.deepEqual(gw.fake.requests.at(-1)?.json?.input, unknown);
+    // Asked twice within a turn or across turns, still refused (the owner is remembered, never loosened).
+    await refused(
+      gw,
+      designOpenai.responses.create({ model: 'gpt-5', input: [typed[0]] as never }),
+      "Item with id 'rs_research_thoughts' not found.",
+      'input',
+    );
+  });
+
+  test('typedItemIds: items with a type or a role and an id, each once; never references', () => {
+    assert.deepEqual(
+      typedItemIds([
+        { type: 'item_reference', id: 'a' },
+        { id: 'b' },
+        { type: 'reasoning', id: 'rs_c', summary: [] },
+        { role: 'assistant', id: 'msg_d', content: 'x' },
+        { type: 'message', role: 'user', id: 'msg_e', content: [] },
+        { type: 'reasoning', id: 'rs_c' },
+        { type: 'message', role: 'user', content: [] },
+        { type: 'message', id: '' },
+        'text',
+      ]),
+      ['rs_c', 'msg_d', 'msg_e'],
+    );
+    assert.deepEqual(typedItemIds('a string input'), []);
   });
 
   test('a conversation is the 404 for a team key (none was created through the gateway), as a string or {id}', async () => {
