@@ -54,8 +54,17 @@ describe('log viewer: reads the gateway asks to wait', { skip: noBrowser, timeou
     await gw?.close();
   });
 
-  /** Opens the page with its timers under the test's control (`page.clock.runFor`). */
-  const open = (hash = '') => openViewer(browser, gw.url, hash, { clock: true });
+  /**
+   * Opens the page with its timers under the test's control: the clock paused once the page is
+   * loaded, so only `page.clock.runFor` moves it (an installed clock otherwise also runs on in real
+   * time, which a busy machine stretches past the margins these tests count in).
+   */
+  const open = async (hash = '') => {
+    const opened = await openViewer(browser, gw.url, hash, { clock: true });
+    const now = await opened.page.evaluate(() => Date.now());
+    await opened.page.clock.pauseAt(now + 500);
+    return opened;
+  };
 
   test('the list read again after a 429 waits out its retry-after (longer than the 30 s refresh), saying so', async () => {
     const { page, watch } = await open();

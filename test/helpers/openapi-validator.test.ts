@@ -48,6 +48,7 @@ describe('openapi.yaml', () => {
       '/v1/models',
       '/v1/models/{id}',
       '/v1/responses',
+      '/v1/responses/compact',
       '/v1/responses/input_tokens',
       '/v1/responses/{id}',
       '/v1/responses/{id}/cancel',
