@@ -14,6 +14,8 @@ type Obj = Record<string, unknown>;
 
 export type ResponsesStepItem =
   | { type: 'message'; text: string }
+  /** A reasoning item with a summary (and `encrypted_content` when the request includes it). */
+  | { type: 'reasoning'; summary: string }
   /** What the provider answers a remote compaction (an input ending in `compaction_trigger`). */
   | { type: 'compaction'; encrypted_content: string }
   /** `namespace`: the tool namespace the function belongs to (Codex's `multi_agent_v1`). */
@@ -49,7 +51,9 @@ export function responsesAnswerFor(script: ResponsesScriptPlan, req: RecordedReq
   let at = -1;
   for (let i = items.length - 1; i >= 0; i--) {
     const it = items[i]!;
-    if (it.type === 'message' && it.role === 'user' && /\[\[plan:[a-z0-9-]+\]\]/.test(itemText(it))) {
+    // A message item may leave `type` out (EasyInputMessage), as the AI SDK and the Agents SDK send it.
+    const message = it.type === 'message' || (it.type === undefined && typeof it.role === 'string');
+    if (message && it.role === 'user' && /\[\[plan:[a-z0-9-]+\]\]/.test(itemText(it))) {
       at = i;
       break;
     }
@@ -74,26 +78,34 @@ const nextHex = (): string => {
 export function responsesReplyWith(req: RecordedRequest, items: ResponsesStepItem[]): FakeReply {
   const body = req.json ?? {};
   const id = `resp_${nextHex()}`;
+  const encrypted = Array.isArray(body.include) && body.include.includes('reasoning.encrypted_content');
   const output: Obj[] = items.map((it) =>
-    it.type === 'compaction'
-      ? { id: `cmp_${nextHex()}`, type: 'compaction', encrypted_content: it.encrypted_content }
-      : it.type === 'message'
-        ? {
-            id: `msg_${nextHex()}`,
-            type: 'message',
-            status: 'completed',
-            role: 'assistant',
-            content: [{ type: 'output_text', annotations: [], logprobs: [], text: it.text }],
-          }
-        : {
-            id: `fc_${nextHex()}`,
-            type: 'function_call',
-            status: 'completed',
-            name: it.name,
-            ...(it.namespace !== undefined && { namespace: it.namespace }),
-            arguments: JSON.stringify(it.arguments),
-            call_id: `call_${nextHex().slice(0, 24)}`,
-          },
+    it.type === 'reasoning'
+      ? {
+          id: `rs_${nextHex()}`,
+          type: 'reasoning',
+          summary: [{ type: 'summary_text', text: it.summary }],
+          ...(encrypted && { encrypted_content: `enc-${Buffer.from(it.summary).toString('base64')}` }),
+        }
+      : it.type === 'compaction'
+        ? { id: `cmp_${nextHex()}`, type: 'compaction', encrypted_content: it.encrypted_content }
+        : it.type === 'message'
+          ? {
+              id: `msg_${nextHex()}`,
+              type: 'message',
+              status: 'completed',
+              role: 'assistant',
+              content: [{ type: 'output_text', annotations: [], logprobs: [], text: it.text }],
+            }
+          : {
+              id: `fc_${nextHex()}`,
+              type: 'function_call',
+              status: 'completed',
+              name: it.name,
+              ...(it.namespace !== undefined && { namespace: it.namespace }),
+              arguments: JSON.stringify(it.arguments),
+              call_id: `call_${nextHex().slice(0, 24)}`,
+            },
   );
   const inputTokens = Math.ceil(req.raw.length / 4);
   const response = (status: string, out: Obj[], usage: Obj | null): Obj => ({
@@ -175,6 +187,15 @@ export function responsesReplyWith(req: RecordedRequest, items: ResponsesStepIte
           part: { type: 'output_text', annotations: [], logprobs: [], text },
         }),
       );
+    } else if (item.type === 'reasoning') {
+      const text = (item.summary as Array<{ text: string }>)[0]!.text;
+      const part = { type: 'summary_text', text };
+      events.push(ev('response.output_item.added', { output_index: index, item: { ...item, summary: [] } }));
+      const at = { item_id: item.id, output_index: index, summary_index: 0 };
+      events.push(ev('response.reasoning_summary_part.added', { ...at, part: { ...part, text: '' } }));
+      events.push(ev('response.reasoning_summary_text.delta', { ...at, delta: text }));
+      events.push(ev('response.reasoning_summary_text.done', { ...at, text }));
+      events.push(ev('response.reasoning_summary_part.done', { ...at, part }));
     } else if (item.type === 'compaction') {
       events.push(ev('response.output_item.added', { output_index: index, item }));
     } else {
