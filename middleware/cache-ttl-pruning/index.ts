@@ -21,11 +21,17 @@ export {
   type PruningSettings,
 } from './gate.ts';
 export { toolNameAllowed, type ToolNameRules } from './tool-name-filter.ts';
-export { prunableRange, prunableToolResults, type PrunableRange } from './prunable-range.ts';
+export {
+  placedPrunableToolResults,
+  prunableRange,
+  prunableToolResults,
+  type PlacedToolResult,
+  type PrunableRange,
+} from './prunable-range.ts';
 export { SOFT_TRIM_SEPARATOR, softTrimNote, softTrimParts, type SoftTrimLimits } from './soft-trim.ts';
 export { IMAGE_PRUNED_TEXT } from './edit-tool-result.ts';
 export { toolResultDigest } from './tool-result-digest.ts';
 export type { PruningAction, PruningProjectionEntry } from './projection-entry.ts';
-export { mergeProjections } from './merge-projections.ts';
+export { mergeProjections, unplaced, type PlacedProjectionEntry } from './merge-projections.ts';
 export { applyProjection, replayProjection, type ReplaySettings } from './replay-projection.ts';
 export { prunePass, type PrunePassResult } from './prune-pass.ts';

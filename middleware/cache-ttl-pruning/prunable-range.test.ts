@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { WIRE_FORMATS, viewOf, wireBody, type ChatStep } from './__fixtures__/build-wire-chat.ts';
-import { prunableRange, prunableToolResults } from './prunable-range.ts';
+import { placedPrunableToolResults, prunableRange, prunableToolResults } from './prunable-range.ts';
 import type { ToolNameRules } from './tool-name-filter.ts';
 
 const noRules: ToolNameRules = { allow: [], deny: [] };
@@ -103,19 +103,30 @@ for (const format of WIRE_FORMATS) {
       assert.deepEqual(prunableIds(steps, format, 1, { allow: [], deny: ['*'] }), []);
     });
 
-    test('results sharing a call id are never candidates', () => {
+    test('a call id handed out again names each result apart; a repeat of an earlier id and text is not a candidate', () => {
       const steps: ChatStep[] = [
         { kind: 'user', text: 'go' },
         call('dup'),
-        result('dup'),
+        result('dup', 'first output'),
         { kind: 'user', text: 'again' },
         call('dup'),
-        result('dup'),
+        result('dup', 'second output'),
+        call('dup'),
+        result('dup', 'first output'),
         call('ok'),
         result('ok'),
         { kind: 'assistant', text: 'done' },
       ];
-      assert.deepEqual(prunableIds(steps, format, 1), ['ok']);
+      const view = viewOf(format, wireBody(format, steps));
+      const placed = placedPrunableToolResults(view, { keepLastAssistants: 1, tools: noRules });
+      assert.deepEqual(
+        placed.map((p) => [p.index, p.ref.callId]),
+        [
+          [0, 'dup'],
+          [1, 'dup'],
+          [3, 'ok'],
+        ],
+      );
     });
   });
 }

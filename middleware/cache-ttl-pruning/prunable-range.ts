@@ -5,6 +5,7 @@
  */
 import type { MessageRef, RequestView, ToolResultRef } from '../../providers/request-view.ts';
 import { toolNameAllowed, type ToolNameRules } from './tool-name-filter.ts';
+import { toolResultDigest } from './tool-result-digest.ts';
 
 /** Message indices a prunable tool result must lie strictly between. */
 export interface PrunableRange {
@@ -12,6 +13,12 @@ export interface PrunableRange {
   readonly firstUserIndex: number;
   /** Index of the `keepLastAssistants`-th last assistant message; Infinity when that number is 0. */
   readonly cutoffIndex: number;
+}
+
+/** A tool result and its position in `view.toolResults()`, which names it within one request. */
+export interface PlacedToolResult {
+  readonly ref: ToolResultRef;
+  readonly index: number;
 }
 
 /**
@@ -42,23 +49,53 @@ export function inPrunableRange(range: PrunableRange, messageIndex: number): boo
 }
 
 /**
- * The tool results pruning may change, oldest first: inside the prunable range, of an allowed
- * tool, and with a call id no other result of the request shares (a projection is keyed by call
- * id, so an ambiguous id is never touched).
+ * Positions of the results that repeat an earlier result's call id and text. A projection entry
+ * names its result by call id and digest and replay gives each entry to the oldest result that
+ * still holds both, so of results sharing both only the oldest unpruned one may be pruned: the
+ * one replay will find. A call id a server hands out again with other output is no obstacle.
  */
+function repeatedResults(all: readonly ToolResultRef[]): Set<number> {
+  const uses = new Map<string, number>();
+  for (const ref of all) uses.set(ref.callId, (uses.get(ref.callId) ?? 0) + 1);
+  const seen = new Set<string>();
+  const repeated = new Set<number>();
+  all.forEach((ref, index) => {
+    if ((uses.get(ref.callId) ?? 0) < 2) return;
+    const key = `${ref.callId}\u0000${toolResultDigest(ref)}`;
+    if (seen.has(key)) repeated.add(index);
+    else seen.add(key);
+  });
+  return repeated;
+}
+
+/**
+ * The tool results pruning may change, oldest first, with their positions: inside the prunable
+ * range, of an allowed tool, and not a repeat of an earlier result with the same call id and text.
+ */
+export function placedPrunableToolResults(
+  view: RequestView,
+  settings: { readonly keepLastAssistants: number; readonly tools: ToolNameRules },
+): PlacedToolResult[] {
+  const range = prunableRange(view.messages(), settings.keepLastAssistants);
+  if (!range) return [];
+  const all = view.toolResults();
+  const repeated = repeatedResults(all);
+  const out: PlacedToolResult[] = [];
+  all.forEach((ref, index) => {
+    if (
+      !repeated.has(index) &&
+      inPrunableRange(range, ref.messageIndex) &&
+      toolNameAllowed(ref.toolName, settings.tools)
+    )
+      out.push({ ref, index });
+  });
+  return out;
+}
+
+/** The tool results pruning may change, oldest first (see `placedPrunableToolResults`). */
 export function prunableToolResults(
   view: RequestView,
   settings: { readonly keepLastAssistants: number; readonly tools: ToolNameRules },
 ): ToolResultRef[] {
-  const range = prunableRange(view.messages(), settings.keepLastAssistants);
-  if (!range) return [];
-  const all = view.toolResults();
-  const seen = new Map<string, number>();
-  for (const ref of all) seen.set(ref.callId, (seen.get(ref.callId) ?? 0) + 1);
-  return all.filter(
-    (ref) =>
-      seen.get(ref.callId) === 1 &&
-      inPrunableRange(range, ref.messageIndex) &&
-      toolNameAllowed(ref.toolName, settings.tools),
-  );
+  return placedPrunableToolResults(view, settings).map((placed) => placed.ref);
 }

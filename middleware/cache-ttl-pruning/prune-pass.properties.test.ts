@@ -15,9 +15,11 @@ import {
 import { IMAGE_PRUNED_TEXT } from './edit-tool-result.ts';
 import { estimateChars } from './estimate.ts';
 import type { PruningSettings } from './gate.ts';
-import { prunableToolResults } from './prunable-range.ts';
+import { unplaced } from './merge-projections.ts';
+import { placedPrunableToolResults } from './prunable-range.ts';
 import { prunePass } from './prune-pass.ts';
 import { applyProjection, replayProjection } from './replay-projection.ts';
+import { toolResultDigest } from './tool-result-digest.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -41,14 +43,19 @@ const turn = fc.record({
   ),
 });
 
-/** A random agent chat: optional bootstrap reads, then turns of user text, calls and results. */
+/**
+ * A random agent chat: optional bootstrap reads, then turns of user text, calls and results. With
+ * `reuse`, call ids restart in every turn, as some OpenAI-compatible servers hand them out, so one
+ * id names several results (sometimes with the same text).
+ */
 const chat: fc.Arbitrary<ChatStep[]> = fc
   .record({
     boot: fc.array(content, { maxLength: 2 }),
     turns: fc.array(turn, { maxLength: 7 }),
     final: fc.boolean(),
+    reuse: fc.boolean(),
   })
-  .map(({ boot, turns, final }) => {
+  .map(({ boot, turns, final, reuse }) => {
     const steps: ChatStep[] = [];
     boot.forEach((c, i) => {
       steps.push({ kind: 'assistant', calls: [{ id: `boot${i}`, name: 'read_file' }] });
@@ -56,9 +63,10 @@ const chat: fc.Arbitrary<ChatStep[]> = fc
     });
     turns.forEach((t, i) => {
       if (t.user !== undefined) steps.push({ kind: 'user', text: t.user });
-      const calls = t.calls.map((c, j) => ({ id: `c${i}_${j}`, name: c.name }));
+      const id = (j: number) => (reuse ? `call_${j}` : `c${i}_${j}`);
+      const calls = t.calls.map((c, j) => ({ id: id(j), name: c.name }));
       steps.push({ kind: 'assistant', ...(t.say !== undefined ? { text: t.say } : {}), calls });
-      t.calls.forEach((c, j) => steps.push({ kind: 'tool', id: `c${i}_${j}`, content: c.content }));
+      t.calls.forEach((c, j) => steps.push({ kind: 'tool', id: id(j), content: c.content }));
     });
     if (final) steps.push({ kind: 'assistant', text: 'done' });
     return steps;
@@ -155,22 +163,30 @@ for (const format of WIRE_FORMATS) {
           const original = wireBody(format, steps);
           const body = wireBody(format, steps);
           const view = viewOf(format, body);
-          const prunable = new Set(prunableToolResults(view, s).map((r) => r.callId));
+          const prunable = new Set(placedPrunableToolResults(view, s).map((r) => r.index));
           const result = prunePass(view, s, w);
           assert.equal(withoutToolResultContent(format, body), withoutToolResultContent(format, original));
-          const projected = new Set(result.projection.map((e) => e.callId));
-          for (const id of projected) assert.ok(prunable.has(id), `${id} was not prunable`);
           const before = viewOf(format, original).toolResults();
-          viewOf(format, body)
-            .toolResults()
-            .forEach((ref, i) => {
-              if (projected.has(ref.callId)) return;
-              assert.deepEqual(
-                ref.texts.map((x) => x.text),
-                before[i]?.texts.map((x) => x.text),
-              );
-              assert.equal(ref.images.length, before[i]?.images.length);
-            });
+          const after = viewOf(format, body).toolResults();
+          after.forEach((ref, i) => {
+            const same =
+              JSON.stringify(ref.texts.map((x) => x.text)) ===
+                JSON.stringify(before[i]?.texts.map((x) => x.text)) &&
+              ref.images.length === before[i]?.images.length;
+            if (!same) assert.ok(prunable.has(i), `result ${i} (${ref.callId}) was not prunable`);
+          });
+          // Every projection entry names a changed result, by call id and its original digest.
+          const changed = after.flatMap((ref, i) =>
+            JSON.stringify(ref.texts.map((x) => x.text)) ===
+              JSON.stringify(before[i]?.texts.map((x) => x.text)) &&
+            ref.images.length === before[i]?.images.length
+              ? []
+              : [`${before[i]!.callId} ${toolResultDigest(before[i]!)}`],
+          );
+          assert.deepEqual(
+            result.projection.map((e) => `${e.callId} ${e.digest}`),
+            changed,
+          );
         }),
         runs,
       );
@@ -208,18 +224,63 @@ for (const format of WIRE_FORMATS) {
           const body = wireBody(format, steps);
           const view = viewOf(format, body);
           const replayed = applyProjection(view, first.projection, s2);
-          assert.deepEqual(replayed, first.projection);
+          assert.deepEqual(unplaced(replayed), first.projection);
           const second = prunePass(view, s2, w2, replayed);
-          for (const entry of first.projection) {
-            const kept = second.projection.find((e) => e.callId === entry.callId);
-            assert.equal(kept?.digest, entry.digest);
-          }
+          // The replayed entries come first, each keeping the call id and digest of the original text.
+          assert.deepEqual(
+            second.projection.slice(0, first.projection.length).map((e) => [e.callId, e.digest]),
+            first.projection.map((e) => [e.callId, e.digest]),
+          );
           const fresh = wireBody(format, steps);
           replayProjection(viewOf(format, fresh), second.projection, s2);
           assert.equal(JSON.stringify(fresh), JSON.stringify(body));
         }),
         runs,
       );
+    });
+
+    test('as the chat grows (call ids handed out again included), replay keeps the pruned prefix byte for byte', () => {
+      const seen = { reusedAndPruned: 0 };
+      fc.assert(
+        fc.property(
+          chat,
+          fc.nat(),
+          thresholds,
+          thresholds,
+          shapes,
+          window,
+          window,
+          (steps, at, t1, t2, sh, w1, w2) => {
+            // Split where a new message starts, so the earlier part is a request the client sent.
+            const starts = steps.flatMap((step, i) => (step.kind === 'tool' ? [] : [i]));
+            const k = starts.length > 0 ? starts[at % starts.length]! : steps.length;
+            const earlier = steps.slice(0, k);
+            const s1 = settingsOf(t1, sh);
+            const s2 = settingsOf(t2, sh);
+            const passed = wireBody(format, earlier);
+            const first = prunePass(viewOf(format, passed), s1, w1);
+            const body = wireBody(format, steps);
+            const view = viewOf(format, body);
+            const replayed = applyProjection(view, first.projection, s2);
+            assert.deepEqual(unplaced(replayed), first.projection);
+            const sent = (b: Obj) =>
+              (b.messages as unknown[]).slice(0, (passed.messages as unknown[]).length);
+            assert.equal(JSON.stringify(sent(body)), JSON.stringify(passed.messages));
+            const ids = viewOf(format, body)
+              .toolResults()
+              .map((r) => r.callId);
+            if (first.projection.some((e) => ids.filter((id) => id === e.callId).length > 1))
+              seen.reusedAndPruned += 1;
+            // A later pass on the grown chat records a projection that replays to its output.
+            const second = prunePass(view, s2, w2, replayed);
+            const fresh = wireBody(format, steps);
+            replayProjection(viewOf(format, fresh), second.projection, s2);
+            assert.equal(JSON.stringify(fresh), JSON.stringify(body));
+          },
+        ),
+        runs,
+      );
+      assert.ok(seen.reusedAndPruned > 0, 'pruned results whose call id comes back later are generated');
     });
   });
 }

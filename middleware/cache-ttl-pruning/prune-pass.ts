@@ -9,14 +9,15 @@
  *
  * The pass runs on top of the projection already replayed on the view (`replayed`): those results
  * are not soft-trimmed again, cleared ones are skipped, and their recorded digests (of the original
- * text) are kept. The result maps onto the chat log's `pruning` event.
+ * text) are kept. Results are told apart by position, not by call id, since a server may hand the
+ * same id out again. The result maps onto the chat log's `pruning` event.
  */
-import type { RequestView, ToolResultRef } from '../../providers/request-view.ts';
+import type { RequestView } from '../../providers/request-view.ts';
 import { clearToolResult, softTrimToolResult, toolResultChars } from './edit-tool-result.ts';
 import { charsToTokens, estimateChars } from './estimate.ts';
 import type { PruningSettings } from './gate.ts';
-import { mergeProjections } from './merge-projections.ts';
-import { prunableToolResults } from './prunable-range.ts';
+import { mergeProjections, unplaced, type PlacedProjectionEntry } from './merge-projections.ts';
+import { placedPrunableToolResults, type PlacedToolResult } from './prunable-range.ts';
 import type { PruningAction, PruningProjectionEntry } from './projection-entry.ts';
 import { toolResultDigest } from './tool-result-digest.ts';
 
@@ -49,12 +50,12 @@ export function prunePass(
   view: RequestView,
   settings: PruningSettings,
   contextWindowTokens: number | undefined,
-  replayed: readonly PruningProjectionEntry[] = [],
+  replayed: readonly PlacedProjectionEntry[] = [],
 ): PrunePassResult {
   const charsBefore = estimateChars(view);
   const estimateBefore = charsToTokens(charsBefore);
   const unchanged: PrunePassResult = {
-    projection: mergeProjections(replayed, []),
+    projection: unplaced(mergeProjections(replayed, [])),
     soft: 0,
     cleared: 0,
     charsRemoved: 0,
@@ -66,52 +67,57 @@ export function prunePass(
   if (window === undefined || !Number.isFinite(window) || window <= 0) return unchanged;
   if (ratio(charsBefore, window) < settings.softTrimRatio) return unchanged;
 
-  const previous = new Map(replayed.map((entry) => [entry.callId, entry]));
-  const digests = new Map<string, string>();
-  const actions = new Map<string, PruningAction>();
+  const previous = new Map(replayed.map((entry) => [entry.resultIndex, entry]));
+  // By position in `view.toolResults()`: the call id and original digest of each result touched.
+  const named = new Map<number, { callId: string; digest: string }>();
+  const actions = new Map<number, PruningAction>();
   let chars = charsBefore;
+  const name = ({ ref, index }: PlacedToolResult) => {
+    if (!named.has(index))
+      named.set(index, { callId: ref.callId, digest: previous.get(index)?.digest ?? toolResultDigest(ref) });
+  };
 
-  for (const ref of prunableToolResults(view, settings)) {
-    digests.set(ref.callId, previous.get(ref.callId)?.digest ?? toolResultDigest(ref));
-    if (previous.has(ref.callId)) continue;
-    const edit = softTrimToolResult(ref, settings.softTrim);
+  for (const placed of placedPrunableToolResults(view, settings)) {
+    if (previous.has(placed.index)) continue;
+    name(placed);
+    const edit = softTrimToolResult(placed.ref, settings.softTrim);
     if (!edit) continue;
     chars += edit.charsAfter - edit.charsBefore;
-    actions.set(ref.callId, 'soft');
+    actions.set(placed.index, 'soft');
   }
 
   if (settings.hardClear.enabled && ratio(chars, window) >= settings.hardClearRatio) {
     // Fresh refs: images a soft trim replaced are text parts now.
-    const candidates: ToolResultRef[] = prunableToolResults(view, settings).filter(
-      (ref) => previous.get(ref.callId)?.action !== 'cleared',
+    const candidates = placedPrunableToolResults(view, settings).filter(
+      ({ index }) => previous.get(index)?.action !== 'cleared',
     );
-    const prunableChars = candidates.reduce((sum, ref) => sum + toolResultChars(ref), 0);
+    const prunableChars = candidates.reduce((sum, { ref }) => sum + toolResultChars(ref), 0);
     if (prunableChars >= settings.minPrunableToolChars) {
-      for (const ref of candidates) {
+      for (const placed of candidates) {
         if (ratio(chars, window) < settings.hardClearRatio) break;
-        const edit = clearToolResult(ref, settings.hardClear.placeholder);
+        name(placed);
+        const edit = clearToolResult(placed.ref, settings.hardClear.placeholder);
         if (!edit) continue;
         chars += edit.charsAfter - edit.charsBefore;
-        actions.set(ref.callId, 'cleared');
+        actions.set(placed.index, 'cleared');
       }
     }
   }
 
   if (actions.size === 0) return unchanged;
-  const entries: PruningProjectionEntry[] = [];
+  const entries: PlacedProjectionEntry[] = [];
   let soft = 0;
   let cleared = 0;
-  // In message order, whichever phase touched a result first.
-  for (const callId of digests.keys()) {
-    const action = actions.get(callId);
-    if (!action) continue;
+  // In message order.
+  for (const [resultIndex, action] of [...actions].sort((a, b) => a[0] - b[0])) {
+    const { callId, digest } = named.get(resultIndex)!;
     if (action === 'soft') soft += 1;
     else cleared += 1;
-    entries.push({ callId, action, digest: digests.get(callId) ?? '' });
+    entries.push({ callId, action, digest, resultIndex });
   }
   const charsAfter = estimateChars(view);
   return {
-    projection: mergeProjections(replayed, entries),
+    projection: unplaced(mergeProjections(replayed, entries)),
     soft,
     cleared,
     charsRemoved: Math.max(0, charsBefore - charsAfter),

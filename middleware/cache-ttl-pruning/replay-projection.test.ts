@@ -9,6 +9,7 @@ import {
   type ChatStep,
 } from './__fixtures__/build-wire-chat.ts';
 import { resolvePruningSettings, type PruningSettings } from './gate.ts';
+import { unplaced } from './merge-projections.ts';
 import { prunePass } from './prune-pass.ts';
 import { applyProjection, replayProjection } from './replay-projection.ts';
 import { softTrimNote } from './soft-trim.ts';
@@ -91,7 +92,7 @@ for (const format of WIRE_FORMATS) {
       const body = wireBody(format, steps);
       const view = viewOf(format, body);
       const replayed = applyProjection(view, first.projection, clear);
-      assert.deepEqual(replayed, first.projection);
+      assert.deepEqual(unplaced(replayed), first.projection);
       assert.ok(toolResultText(view, 'a').endsWith(softTrimNote(1500, 1500, 30_000)));
       const second = prunePass(view, clear, 5000, replayed);
       assert.equal(second.soft, 0, 'replayed results are not trimmed again');
@@ -120,20 +121,74 @@ for (const format of WIRE_FORMATS) {
       assert.deepEqual(again.projection, projection);
     });
 
-    test('results sharing a call id are left alone', () => {
+    test('a call id handed out again: the entry finds its result by digest, and the new one stays whole', () => {
+      const s1 = settings({ keepLastAssistants: 1, hardClear: { enabled: false } });
+      const first: ChatStep[] = [
+        { kind: 'user', text: 'go' },
+        ...round('call_0', 'old '.repeat(3000)),
+        ...round('call_1', 'one '.repeat(3000)),
+        { kind: 'assistant', text: 'done' },
+      ];
+      const pass = prunePass(viewOf(format, wireBody(format, first)), s1, 4000);
+      assert.deepEqual(
+        pass.projection.map((e) => [e.callId, e.action]),
+        [
+          ['call_0', 'soft'],
+          ['call_1', 'soft'],
+        ],
+      );
+      const later: ChatStep[] = [
+        ...first,
+        { kind: 'user', text: 'again' },
+        ...round('call_0', 'new '.repeat(3000)),
+      ];
+      const body = wireBody(format, later);
+      const applied = applyProjection(viewOf(format, body), pass.projection, s1);
+      assert.deepEqual(
+        applied.map((e) => [e.callId, e.resultIndex]),
+        [
+          ['call_0', 0],
+          ['call_1', 1],
+        ],
+      );
+      const results = viewOf(format, body).toolResults();
+      assert.ok(
+        results[0]!.texts[0]!.text.endsWith(softTrimNote(1500, 1500, 12_000)),
+        'the old result stays pruned',
+      );
+      assert.equal(results[2]!.texts[0]!.text, 'new '.repeat(3000), 'the new result with that id untouched');
+    });
+
+    test('entries naming the same call id and text go to those results oldest first, one each', () => {
       const dup: ChatStep[] = [
         { kind: 'user', text: 'go' },
+        ...round('x', 'x'.repeat(9000)),
         ...round('x', 'x'.repeat(9000)),
         ...round('x', 'x'.repeat(9000)),
       ];
       const digest = toolResultDigest(viewOf(format, wireBody(format, dup)).toolResults()[0]!);
       const body = wireBody(format, dup);
-      const before = JSON.stringify(body);
-      assert.equal(
-        replayProjection(viewOf(format, body), [{ callId: 'x', action: 'cleared', digest }], s),
-        0,
+      const applied = applyProjection(
+        viewOf(format, body),
+        [
+          { callId: 'x', action: 'cleared', digest },
+          { callId: 'x', action: 'soft', digest },
+        ],
+        s,
       );
-      assert.equal(JSON.stringify(body), before);
+      assert.deepEqual(
+        applied.map((e) => [e.action, e.resultIndex]),
+        [
+          ['cleared', 0],
+          ['soft', 1],
+        ],
+      );
+      const texts = viewOf(format, body)
+        .toolResults()
+        .map((r) => r.texts.map((t) => t.text).join(''));
+      assert.equal(texts[0], s.hardClear.placeholder);
+      assert.ok(texts[1]!.endsWith(softTrimNote(1500, 1500, 9000)));
+      assert.equal(texts[2], 'x'.repeat(9000));
     });
   });
 }
