@@ -5,6 +5,12 @@
  * as the client sent it. A mechanism's edit touches a few messages (a breakpoint on the last one, a
  * trimmed result), and writing a long chat whole again cost more than anything else the gateway
  * did to it (2.7 ms for 1 MB).
+ *
+ * A top-level key the client repeats: JSON.parse keeps its last copy, so that is the value the
+ * mechanisms saw and edited, and the layout places the member there. An edit is written over the
+ * last copy; the earlier copies go out as the client sent them, which is faithful because the
+ * provider's parser keeps the last copy too (a key repeated inside an edited value is another
+ * matter: json-rewrite.ts writes that object whole).
  */
 import type { EditedPlaces } from './request-view.ts';
 import { rewriteJson } from './json-rewrite.ts';
@@ -14,9 +20,12 @@ const CLOSE_BRACE = 0x7d;
 
 /** Where the parts of a body are in its bytes, from the body's shape scan. */
 export interface BodyLayout {
-  /** The top-level message list: element k spans `ranges[2k]` to `ranges[2k + 1]`. */
+  /**
+   * The top-level message list (its last copy when the key repeats): element k spans `ranges[2k]`
+   * to `ranges[2k + 1]`.
+   */
   readonly list: { readonly key: string; readonly ranges: readonly number[] } | undefined;
-  /** Each top-level member's value (start, end exclusive). */
+  /** Each top-level member's value (start, end exclusive), its last copy when the key repeats. */
   readonly members: ReadonlyMap<string, readonly [number, number]>;
 }
 

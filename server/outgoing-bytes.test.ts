@@ -91,6 +91,17 @@ const edits = fc.array(
   { maxLength: 4 },
 );
 
+function applyAnthropicEdits(view: RequestView, todo: readonly Edit[], pick: number): void {
+  for (const e of todo) {
+    if (e === 'system' || e === 'last-message' || e === 'previous-turn') view.addCacheBreakpoint!(e);
+    else if (e === 'texts') {
+      const messages = view.messages();
+      for (const slot of messages[pick % messages.length]!.texts) slot.set('edited ✂');
+    } else if (e === 'images') for (const img of view.images()) img.replaceWithText('[image gone]');
+    else for (const r of view.toolResults()) for (const slot of r.texts) slot.set('[cleared]');
+  }
+}
+
 test('the spliced bytes parse to the edited body, and unedited messages keep their bytes', () => {
   fc.assert(
     fc.property(body, edits, fc.constantFrom(undefined, 1, '\t'), fc.nat(), (sent, todo, indent, pick) => {
@@ -99,14 +110,7 @@ test('the spliced bytes parse to the edited body, and unedited messages keep the
       scan.step(raw.length);
       const parsed = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
       const view = createAnthropicRequestView(parsed);
-      for (const e of todo) {
-        if (e === 'system' || e === 'last-message' || e === 'previous-turn') view.addCacheBreakpoint!(e);
-        else if (e === 'texts') {
-          const messages = view.messages();
-          for (const slot of messages[pick % messages.length]!.texts) slot.set('edited ✂');
-        } else if (e === 'images') for (const img of view.images()) img.replaceWithText('[image gone]');
-        else for (const r of view.toolResults()) for (const slot of r.texts) slot.set('[cleared]');
-      }
+      applyAnthropicEdits(view, todo, pick);
       const ctx = { raw, body: parsed, view, layout: { list: scan.list, members: scan.members } };
       const out = outgoingBytes(ctx as unknown as CallContext);
       assert.deepEqual(JSON.parse(out.toString('utf8')), parsed);
@@ -121,6 +125,58 @@ test('the spliced bytes parse to the edited body, and unedited messages keep the
       if (indent !== undefined && view.changed) assert.notDeepEqual(out, Buffer.from(JSON.stringify(parsed)));
     }),
     { numRuns: 400 },
+  );
+});
+
+/** Earlier copies of top-level keys the body repeats; JSON.parse (and a provider's parser) keeps the last. */
+const earlierCopies = fc
+  .subarray(['system', 'metadata', 'messages', 'max_tokens', 'tools'])
+  .map((keys) =>
+    keys.map((key): [string, string] => [
+      key,
+      key === 'messages'
+        ? '[{"role":"user","content":"an older history"}]'
+        : key === 'max_tokens'
+          ? '1.0'
+          : '"old"',
+    ]),
+  );
+
+test('a repeated top-level key: the edits go where the last copy stands, the earlier copies as sent', () => {
+  fc.assert(
+    fc.property(
+      body,
+      earlierCopies,
+      edits,
+      fc.constantFrom(undefined, 1),
+      fc.nat(),
+      (sent, earlier, todo, indent, pick) => {
+        // Only keys the body has again later: the last copy is the one JSON.parse keeps.
+        const copies = earlier.filter(([key]) => Object.hasOwn(sent, key)).map(([key, v]) => `"${key}":${v}`);
+        const prefix = copies.length > 0 ? `{${copies.join(',')},` : '{';
+        const raw = Buffer.from(prefix + JSON.stringify(sent, null, indent).slice(1));
+        const scan = new JsonShapeScan(raw, DEFAULT_JSON_LIMITS);
+        scan.step(raw.length);
+        assert.equal(scan.repeatedKeys, copies.length > 0);
+        const parsed = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+        assert.deepEqual(parsed, JSON.parse(JSON.stringify(sent)));
+        const view = createAnthropicRequestView(parsed);
+        applyAnthropicEdits(view, todo, pick);
+        const ctx = { raw, body: parsed, view, layout: { list: scan.list, members: scan.members } };
+        const out = outgoingBytes(ctx as unknown as CallContext);
+        assert.deepEqual(JSON.parse(out.toString('utf8')), parsed);
+        if (!view.changed) assert.equal(out, raw);
+        // The earlier copies go out as the client sent them, and so does every message no edit touched.
+        assert.ok(out.subarray(0, prefix.length).equals(raw.subarray(0, prefix.length)), 'earlier copies');
+        const places = view.editedPlaces!();
+        const ranges = scan.list!.ranges;
+        for (let i = 0; i < ranges.length / 2; i++) {
+          if (places.messages.has(i)) continue;
+          assert.ok(out.includes(raw.subarray(ranges[2 * i], ranges[2 * i + 1])), `message ${i}`);
+        }
+      },
+    ),
+    { numRuns: 300 },
   );
 });
 

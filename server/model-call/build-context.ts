@@ -29,10 +29,10 @@ export function buildContext(
     chatId: binding.chatId,
     raw: call.raw,
     body: call.body,
-    // An edit is spliced into the client's bytes only where every top-level key is there once: with
-    // a key repeated, the copies the edit would not reach would go out too (a parser that keeps the
-    // first copy would miss the edit), so such a body is written whole.
-    ...(call.shape && !call.shape.repeatedKeys ? { layout: call.shape } : {}),
+    // Edits are spliced into the client's bytes, a repeated top-level key included: the layout
+    // places each member where its last copy stands, the copy JSON.parse kept and the mechanisms
+    // saw, and the providers' parsers keep too.
+    ...(call.shape ? { layout: call.shape } : {}),
     view,
     headers: call.headers,
     decisions: binding.decisions,

@@ -105,3 +105,32 @@ describe('tool-result trimming: the trimmed result keeps the fields it did not t
     assert.ok(sent.endsWith(',"zz":{"a":1.0,"10":2,"n":12345678901234567890}}]}'), sent.slice(-200));
   });
 });
+
+describe('a top-level key the client repeats', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startGateway({
+      config: { models: { 'small-*': { contextWindow: 8000 } }, promptCaching: { mode: 'off' } },
+    });
+  });
+  after(() => gw.close());
+
+  test('an edit keeps the client bytes of every member, and the earlier copy goes out as sent', async () => {
+    const big = 'abcdefghij'.repeat(4000);
+    const body =
+      '{"model":"small-test","max_tokens":64,"metadata":{"user_id":"a"},"temperature":1.0,' +
+      '"top_k":12345678901234567890,"messages":[{"role":"user","content":"go"},' +
+      '{"role":"assistant","content":[{"type":"tool_use","id":"tu1","name":"read",' +
+      '"input":{"n":1.0,"big":12345678901234567890,"s":"\\u00e9"}}]},' +
+      `{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu1","content":"${big}"}]}],` +
+      '"metadata":{"user_id":"a"},"x_tail":[1.0,12345678901234567890]}';
+    const res = await post(gw, '/v1/messages', body, 'fidelity-repeated-key');
+    assert.equal(res.headers.get('x-oda-trimmed'), '1');
+    const sent = received(gw, '/v1/messages');
+    const parsed = JSON.parse(sent) as { messages: Array<{ content: Array<{ content: string }> }> };
+    const trimmed = parsed.messages[2]!.content[0]!.content;
+    assert.ok(trimmed.includes('[... tool result middle pruned ...]'), 'the result was trimmed');
+    // Only the trimmed text was written again; both copies of the repeated key are as sent.
+    assert.equal(sent, body.replace(`"${big}"`, JSON.stringify(trimmed)));
+  });
+});
