@@ -35,6 +35,17 @@ if (!installedAsLocked()) {
   if (code !== 0) process.exit(code);
 }
 
+// The client tests import the SDKs installed here, which the root type check leaves out: they are
+// checked here, once installed (test/clients/tsconfig.json).
+console.log('# type-checking the real-client tests (tsc -p test/clients)');
+const checked = await run(process.execPath, [
+  join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
+  '--noEmit',
+  '-p',
+  relative(root, here),
+]);
+if (checked !== 0) process.exit(checked);
+
 const only = process.argv.slice(2);
 const files = readdirSync(here)
   .filter((f) => f.endsWith('.client-test.ts'))
