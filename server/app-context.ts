@@ -11,6 +11,7 @@ import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import type { Drain } from './drain.ts';
 import type { CachedItemOwners } from './item-owners-cache.ts';
+import type { UnrecordedAnswers } from './unrecorded-answers.ts';
 import type { CacheKeyRefusals } from '../middleware/prompt-caching/cache-key-refusals.ts';
 
 /** Everything a route needs, built once by createApp. */
@@ -40,4 +41,6 @@ export interface AppContext {
   readonly passThroughCredentials: boolean;
   /** Serving, draining on shutdown, or cutting what the grace period left. */
   readonly drain: Drain;
+  /** Answers the client got whose record failed, tried again until the store answers. */
+  readonly unrecorded: UnrecordedAnswers;
 }

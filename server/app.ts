@@ -25,6 +25,7 @@ import { authenticate } from './auth.ts';
 import { bodyDeadline } from './body-deadline.ts';
 import { whyCut } from './cut-short.ts';
 import { Drain, refuseWhileDraining } from './drain.ts';
+import { UnrecordedAnswers, type UnrecordedAnswersOptions } from './unrecorded-answers.ts';
 import { jsonContentTypeOnly } from './content-type-guard.ts';
 import { fairShare } from './fair-share.ts';
 import { CachedItemOwners } from './item-owners-cache.ts';
@@ -78,6 +79,10 @@ export interface AppDeps {
   random?: () => number;
   ids?: () => string;
   metrics?: Metrics;
+  /** Bounds and pauses of the background tries of answers whose record failed (tests shorten them). */
+  unrecorded?: Partial<
+    Pick<UnrecordedAnswersOptions, 'maxWaiting' | 'maxAgeMs' | 'firstDelayMs' | 'maxDelayMs'>
+  >;
   /**
    * Open the store's index (and start its check) in createApp; default true. The process passes
    * false and calls `Gateway.openStore` once it listens, so a start that cannot bind its port leaves
@@ -149,11 +154,13 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
   });
   const passThroughCredentials = !config.teams || config.teams.length === 0;
   const turns = new TurnTaker();
+  const metrics = deps.metrics ?? new Metrics();
+  const random = deps.random ?? Math.random;
   const context: AppContext = {
     config,
     logger,
     clock,
-    metrics: deps.metrics ?? new Metrics(),
+    metrics,
     registry: new ProviderRegistry(config.providers),
     upstream: new UpstreamClient(config.timeouts, {
       // Room for every call the gateway lets in, plus the uncounted reads (the providers' model lists).
@@ -166,7 +173,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     itemOwners: new CachedItemOwners(responseOwnersFor(backend, config.dataDir, 'item'), clock),
     usage: usageLedgerFor(backend, config.dataDir),
     sleep: deps.sleep ?? abortableSleep,
-    random: deps.random ?? Math.random,
+    random,
     cacheKeyRefusals: new CacheKeyRefusals((provider) =>
       logger.warn(
         { provider },
@@ -176,6 +183,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     turns,
     passThroughCredentials,
     drain: new Drain(),
+    unrecorded: new UnrecordedAnswers({ logger, metrics, random, ...deps.unrecorded }),
   };
   context.metrics.observeChats(() => chatLog.stats());
   // The chat index's check (and rebuild, when needed) starts now, in the background.
@@ -306,6 +314,8 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     context,
     openStore: () => backend.openIndex?.(),
     async close() {
+      // What still waits to be recorded was given its last try (main's shutdown flushes it first).
+      context.unrecorded.close();
       context.metrics.close();
       await context.usage.close();
       await chatLog.close();

@@ -83,7 +83,7 @@ export function chatBinding(
       };
     },
     record,
-    async recordResponse(r) {
+    async recordResponse(r, again = false) {
       // The answer as the log keeps it: one model message, or one per output item (Responses).
       // A failed answer that never got any content (a stream cut or refused before its first
       // word) leaves no empty model message in the log: its failed response says what happened.
@@ -117,12 +117,22 @@ export function chatBinding(
           ...(m.wire ? { wire: m.wire } : {}),
           source: { kind: 'provider' },
         }));
+      // A try after a failed one: the store may have taken it before the reply was lost (Redis
+      // gone between running the append and answering). This request's response event after the
+      // history says so, and nothing is appended twice.
+      const loggedBefore = async (id: string, state: ChatState) => {
+        if (!again) return false;
+        const from = (state.messages.messages[answerAt - 1]?.seq ?? -1) + 1;
+        const events = await chatLog.read(id, from);
+        return events.some((e) => e.type === 'response' && e.requestId === input.requestId);
+      };
       // Under the chat's lock, like the appends of incoming messages. The answer belongs right
       // after the history it answers (message `answerAt`). If the log already holds this very
       // answer there (a concurrent request's client sent it back), it is not logged twice; if it
       // holds another answer there (two concurrent requests for one history), this one starts a
       // branch, exactly the branch a client continuing with it will be bound to.
       const branch = await chatLog.withChat(chatId, async (latest) => {
+        if (await loggedBefore(chatId, latest)) return undefined;
         const logged = latest.messages.messages;
         const there = logged[answerAt];
         if (answer.length && there && !recognises(there, keys[0]!)) {
@@ -156,6 +166,7 @@ export function chatBinding(
         );
       }
       await chatLog.withChat(branch.id, async (latest) => {
+        if (await loggedBefore(branch.id, latest)) return;
         const events = latest.messages.messages[answerAt] ? [] : answerEvents();
         events.push(response);
         await chatLog.append(branch.id, events, latest.count, BUILT);

@@ -85,8 +85,11 @@ export interface ChatBinding {
   lastCacheTouchAt: number | undefined;
   describeImage(image: ImageRef, key: string): ImageFacts;
   record(events: NewEvent[]): Promise<void>;
-  /** Appends the answer and its response event; resolves to the chat they were logged in. */
-  recordResponse(r: ResponseRecord): Promise<string>;
+  /**
+   * Appends the answer and its response event; resolves to the chat they were logged in. `again`:
+   * an earlier try failed, and may have stored them before its reply was lost.
+   */
+  recordResponse(r: ResponseRecord, again?: boolean): Promise<string>;
   /**
    * The request's history: wire messages recognised from the bytes of a request bound before it,
    * and messages normalized and compared with the log.

@@ -3,7 +3,8 @@
  * (a bad one stops start-up with a message naming the key), listens, and shuts down gracefully on
  * SIGTERM/SIGINT: stop accepting, let in-flight requests and streams finish within the grace
  * period (closing each connection after its answer; a second signal ends it at once), let the calls
- * it cut finish writing to the chat log, flush it, exit 0.
+ * it cut finish writing to the chat log, try once more the answers whose record failed, flush it,
+ * exit 0.
  */
 import type { Server } from 'node:http';
 import { createApp } from './app.ts';
@@ -14,7 +15,8 @@ import { createLogger } from './logger.ts';
 
 /**
  * How long, once the connections are closed, the calls still at work get to log their answers
- * before the chat log closes: a cut call logs in milliseconds; this only bounds a store that hangs.
+ * (and the answers whose record failed get their last try) before the chat log closes: a cut call
+ * logs in milliseconds; this only bounds a store that hangs.
  */
 const LOG_CUT_CALLS_MS = 5_000;
 
@@ -96,12 +98,16 @@ async function main(): Promise<void> {
       // answer; a chat being created is written), and it must take those before it closes and the
       // process exits.
       const working = gateway.context.drain.working;
+      const waitStarted = Date.now();
       if (!(await gateway.context.drain.settled(LOG_CUT_CALLS_MS)))
         logger.error(
           { calls: gateway.context.drain.working, waitedMs: LOG_CUT_CALLS_MS },
           'calls still writing to the chat log at exit; what they were writing (a failed response, a new chat) may be missing from it',
         );
       else if (working > 0) logger.info({ calls: working }, 'calls cut short have written to the chat log');
+      // Answers whose record failed while the store was away get one more try, within the same
+      // wait; what the store still does not take is logged as missing when the gateway closes.
+      await gateway.context.unrecorded.flush(LOG_CUT_CALLS_MS - (Date.now() - waitStarted));
       await gateway.close().catch((err) => logger.error({ err }, 'error while flushing the chat log'));
       logger.info('stopped');
       process.exit(0);

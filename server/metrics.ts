@@ -96,6 +96,17 @@ export class Metrics {
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });
+  readonly answersUnrecorded = new Counter({
+    name: 'oda_answers_unrecorded_total',
+    help: 'Answers the client got that are missing from the chat log (their response event, model message or usage), by why they were given up: expired (the store did not answer again within the wait), full (too many answers were already waiting), refused (the store refused the record), shutdown (still waiting when the gateway stopped)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly answersWaiting = new Gauge({
+    name: 'oda_answers_waiting_to_be_recorded',
+    help: 'Answers the client got whose record in the chat log failed, kept in memory and tried again in the background until the store answers',
+    registers: [this.registry],
+  });
   readonly historyMessages = new Counter({
     name: 'oda_history_messages_total',
     help: "Messages of model calls' histories, by how the gateway matched them with the chat log: recognised (from the bytes of a request of the chat bound before) or compared (normalized, digested and compared)",

@@ -7,7 +7,7 @@
 import type { Mechanisms, NewEvent } from '../chat-log/format/current.ts';
 import { billedTokens } from '../chat-log/read-models/billed-tokens.ts';
 import { removalsOf, removalsView, savingsModel } from '../chat-log/read-models/savings.ts';
-import { countsOf } from '../chat-log/usage-ledger.ts';
+import { countsOf, type Counts } from '../chat-log/usage-ledger.ts';
 import { positiveRemovals } from '../middleware/accounting/removal-meter.ts';
 import type { CallContext } from '../middleware/call-context.ts';
 import type { AppContext } from './app-context.ts';
@@ -36,17 +36,16 @@ const METRIC_KIND = {
 } as const;
 
 /**
- * Counts one logged answer the provider gave (2xx) for `team`: its usage by kind and what the
- * mechanisms removed from its request (estimated tokens in the metric, characters in the ledger).
- * A failed ledger write is logged, never thrown at the client.
+ * Counts one answer the provider gave (2xx) for `team` in `oda_tokens_total`: its usage by kind and
+ * what the mechanisms removed from its request (estimated tokens). Returns what the usage ledger is
+ * to add for it (characters removed, as the ledger keeps them).
  */
-export async function accountAnswer(
+export function accountAnswer(
   app: AppContext,
-  team: string | undefined,
   format: string,
   usage: Usage | undefined,
   mechanisms: Mechanisms | undefined,
-): Promise<void> {
+): Counts {
   const tokens = billedTokens(format, usage ?? {});
   const removed = removalsOf(mechanisms);
   for (const [kind, n] of Object.entries(tokens)) {
@@ -56,11 +55,7 @@ export async function accountAnswer(
     if (chars > 0)
       app.metrics.tokens.inc({ kind: METRIC_KIND[mechanism as keyof typeof removed] }, Math.ceil(chars / 4));
   }
-  try {
-    await app.usage.add(team, app.clock.now(), countsOf(tokens, removed));
-  } catch (err) {
-    app.logger.error({ err }, 'could not add the answer to the usage ledger');
-  }
+  return countsOf(tokens, removed);
 }
 
 /** A chat's `usage` and `savings`, as `GET /v1/sessions/{id}` shows them, from its read models. */

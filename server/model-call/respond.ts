@@ -18,6 +18,7 @@ import { accountAnswer, loggedMechanisms } from '../usage-accounting.ts';
 import type { ForwardProgress } from './forward.ts';
 import type { ModelCall } from './read-call.ts';
 import { recordLoggedOwners, recordOwnerSafely } from './record-response-owners.ts';
+import type { RecordStep } from '../unrecorded-answers.ts';
 
 /** Answers a call whose repair loop returned. */
 export async function respond(
@@ -179,9 +180,12 @@ async function failCall(
 }
 
 /**
- * Logs the answer. The answer is worth more than its log line: a failed append is logged, never
- * thrown at the client. A response id the provider gave was recorded with its chat and team as
- * soon as the answer named it; when the answer was logged in another chat (a branch), the record
+ * Logs the answer. The answer is worth more than its log line: a failed append is never thrown at
+ * the client; what could not be recorded (the response, the usage, the owners of its ids) is tried
+ * again in the background until the store answers (`UnrecordedAnswers`), so an answer the client
+ * got is not lost to a store that was away for a moment. The tokens are counted in the metrics at
+ * once, whatever the log does. A response id the provider gave was recorded with its chat and team
+ * as soon as the answer named it; when the answer was logged in another chat (a branch), the record
  * follows it, so a later `previous_response_id` continues that chat.
  */
 async function recordSafely(
@@ -192,21 +196,29 @@ async function recordSafely(
   r: ResponseRecord,
   res?: Response,
 ): Promise<void> {
-  try {
-    const mechanisms = loggedMechanisms(ctx.effects);
-    const chatId = await binding.recordResponse({ ...r, ...(mechanisms ? { mechanisms } : {}) });
-    if (r.status >= 200 && r.status < 300)
-      await accountAnswer(app, call.caller.team, call.adapter.format, r.response?.usage, mechanisms);
-    // Two concurrent answers to one history: the second went to a branch. A whole answer's
-    // headers are still unsent, so its x-session-id can say so (a stream's chat was fixed at bind).
-    if (chatId !== binding.chatId && res && !res.headersSent) res.setHeader('x-session-id', chatId);
-    if (call.adapter.storesResponses) await recordLoggedOwners(app, call, binding, r, chatId);
-  } catch (err) {
-    app.logger.error(
-      { err, reqId: ctx.requestId, chatId: binding.chatId },
-      'could not append the response to the chat log',
-    );
-  }
+  const mechanisms = loggedMechanisms(ctx.effects);
+  const answered = r.status >= 200 && r.status < 300;
+  // The day of the answer is the day it came, also when the ledger takes it late.
+  const at = app.clock.now();
+  const counts = answered
+    ? accountAnswer(app, call.adapter.format, r.response?.usage, mechanisms)
+    : undefined;
+  let chatId = binding.chatId;
+  const steps: RecordStep[] = [
+    {
+      what: 'response',
+      async run(again) {
+        chatId = await binding.recordResponse({ ...r, ...(mechanisms ? { mechanisms } : {}) }, again);
+        // Two concurrent answers to one history: the second went to a branch. A whole answer's
+        // headers are still unsent, so its x-session-id can say so (a stream's chat was fixed at bind).
+        if (chatId !== binding.chatId && res && !res.headersSent) res.setHeader('x-session-id', chatId);
+      },
+    },
+  ];
+  if (counts) steps.push({ what: 'usage', run: () => app.usage.add(call.caller.team, at, counts) });
+  if (call.adapter.storesResponses)
+    steps.push({ what: 'owners', run: () => recordLoggedOwners(app, call, binding, r, chatId) });
+  await app.unrecorded.record({ reqId: ctx.requestId, chatId: binding.chatId }, steps);
 }
 
 /** Effect headers, `x-oda-attempts` and the mechanisms' metrics. */
