@@ -5,7 +5,8 @@
  * compare-and-delete script so a holder never frees a lock that expired and was taken by another.
  * All three are safe to run again when a dropped connection lost their reply: taking the lock again
  * finds its own token instead of waiting on itself until the lease runs out. Waiting uses a small
- * capped backoff; past `waitMs` the caller gets a 503, never a hang. A holder that cannot tell
+ * capped backoff; past `waitMs` (which outlasts the lease: a dead holder's lock is always outwaited)
+ * the caller gets a 503, never a hang. A holder that cannot tell
  * whether it took the lock (Redis gone meanwhile) gives up with a 503 and frees it when it can.
  *
  * The lease only keeps replicas from working on one chat at the same time; the append script's
@@ -25,7 +26,11 @@ export type RedisRun = <T>(op: (redis: Redis, repeat: boolean) => Promise<T>) =>
 export interface RedisLockOptions {
   /** Lease of the lock; renewed every third of it while the holder runs. */
   ttlMs: number;
-  /** How long a caller waits for the lock before giving up with a 503. */
+  /**
+   * How long a caller waits for the lock before giving up with a 503: never less than the lease and
+   * a margin (`leaseOutwaited`), so a lock its holder left when it died (its last renewal gave it
+   * a whole lease) frees itself before the wait ends.
+   */
   waitMs: number;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
@@ -49,6 +54,14 @@ const RELEASE_RETRY_MS = 200;
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/**
+ * The shortest wait that outlasts a lease of `ttlMs`: the lease and a fifth of it more, at least
+ * 500 ms (room for the pauses between tries and the round trips to Redis).
+ */
+export function leaseOutwaited(ttlMs: number): number {
+  return ttlMs + Math.max(500, Math.ceil(ttlMs / 5));
+}
+
 /** Exclusive sections keyed by a Redis key, across processes. */
 export class RedisLock {
   private readonly run: RedisRun;
@@ -57,7 +70,12 @@ export class RedisLock {
   /** `run` runs its operations again after a lost reply (they are all safe to repeat). */
   constructor(run: RedisRun, opts: RedisLockOptions) {
     this.run = run;
-    this.opts = { sleep: defaultSleep, random: Math.random, ...opts };
+    this.opts = {
+      sleep: defaultSleep,
+      random: Math.random,
+      ...opts,
+      waitMs: Math.max(opts.waitMs, leaseOutwaited(opts.ttlMs)),
+    };
   }
 
   /** Runs `fn` while holding the lock at `key`; `what` names the resource in the 503 message. */

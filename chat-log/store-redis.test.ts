@@ -272,9 +272,10 @@ describe('RedisLogBackend: checkpoints, locks, availability', { skip: redisSkip 
     );
   });
 
-  test('a lock that cannot be had in lockWaitMs is a 503, not a hang', async () => {
+  test('a lock that cannot be had within its wait (the lease and a margin) is a 503, not a hang', async () => {
     const a = backend();
-    const b = backend(a.prefix, { lockWaitMs: 150 });
+    // The wait asked for is shorter than the lease: the lock waits the lease and a margin instead.
+    const b = backend(a.prefix, { lockTtlMs: 300, lockWaitMs: 150 });
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     let entered!: () => void;
@@ -289,9 +290,32 @@ describe('RedisLogBackend: checkpoints, locks, availability', { skip: redisSkip 
       b.withLock('x', async () => 1),
       rejectsWith(503, 'ODA_ERR_STORE_UNAVAILABLE', /busy/),
     );
-    assert.ok(Date.now() - started < 1500);
+    const waited = Date.now() - started;
+    assert.ok(waited >= 750 && waited < 3000, `waited ${waited} ms`);
     release();
     await held;
+  });
+
+  test('the lock of a replica killed right after renewing it is outwaited, not a 503', async () => {
+    // A wait asked to equal the lease, as it once was by default: the lock waits longer.
+    const b = backend(uniquePrefix('lock'), { lockTtlMs: 1000, lockWaitMs: 1000 });
+    await b.create(hdr('d'));
+    const key = `${b.prefix}chat:d:lock`;
+    // Another replica holds the chat's lock (its token, its lease) ...
+    await b.run((r) => r.set(key, 'token-of-a-replica', 'PX', 1000));
+    const started = Date.now();
+    const taking = b.withLock('d', async () => 'got it');
+    // ... renews it while this request waits, and is killed at once: the key stays a whole lease.
+    await new Promise((r) => setTimeout(r, 100));
+    await b.run((r) => r.pexpire(key, 1000));
+    assert.equal(await taking, 'got it');
+    const waited = Date.now() - started;
+    assert.ok(waited >= 1000, `the lease ran out first (${waited} ms)`);
+    assert.deepEqual(
+      (await keysUnder(b.prefix)).filter((k) => k.endsWith(':lock')),
+      [],
+      'released',
+    );
   });
 
   test('a second ChatLog on the same Redis sees the first one’s events in its read models', async () => {

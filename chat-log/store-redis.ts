@@ -56,7 +56,11 @@ export interface RedisLogBackendOptions {
   commandTimeoutMs?: number;
   /** Lease of a chat lock, renewed while held. Default 10000 ms. */
   lockTtlMs?: number;
-  /** How long a request waits for a chat's lock before a 503. Default 10000 ms. */
+  /**
+   * How long a request waits for a chat's lock before a 503; never less than the lease and a
+   * margin, so the lock of a replica killed while holding it is always outwaited. Default 10000 ms,
+   * which the default lease raises to 12000 ms.
+   */
   lockWaitMs?: number;
   /** Told about the first connection error after each stretch of being connected. */
   onError?: (err: Error) => void;
@@ -111,6 +115,7 @@ export class RedisLogBackend implements LogBackend {
       connectTimeoutMs: opts.connectTimeoutMs ?? 2000,
       commandTimeoutMs: opts.commandTimeoutMs ?? 5000,
       lockTtlMs: opts.lockTtlMs ?? 10_000,
+      // Raised by the lock to the lease and a margin when shorter (redis-lock.ts).
       lockWaitMs: opts.lockWaitMs ?? 10_000,
     };
     this.connection = new RedisConnection({
