@@ -152,10 +152,11 @@ export class RedisConnection {
     if (isOdaError(err) || isReplyError(err)) return err;
     const detail = err instanceof Error ? err.message : String(err);
     const unknown = 'it may or may not have been applied';
-    if (err instanceof ReplyLost) return unavailable(`${detail}, so ${unknown}`, err);
+    if (err instanceof ReplyLost) return unavailable(`${detail}, so ${unknown}`, err, true);
     return unavailable(
       lostBefore ? `${detail} after an earlier try lost its reply: ${unknown}` : detail,
       err,
+      lostBefore,
     );
   }
 

@@ -10,6 +10,7 @@ import type { Event } from './format/current.ts';
 import { dropPrefix, keysUnder, redisSkip, redisUrl, uniquePrefix } from '../test/helpers/redis-test.ts';
 import { redisCutProxy, type RedisCutProxy } from '../test/helpers/redis-cut-proxy.ts';
 import { T0, hdr, say, rejectsWith } from './test-batches.ts';
+import { mayHaveBeenApplied, unavailable } from './store-redis-replies.ts';
 
 const textOf = (e: Event) =>
   e.type === 'message' && e.content[0]?.kind === 'text' ? e.content[0].text : undefined;
@@ -212,10 +213,15 @@ describe('RedisLogBackend: a connection dropped before the reply', { skip: redis
   test('a one-shot command (a counter) whose reply was lost is a 503, never run twice', limits, async () => {
     const { proxy, cut, direct, prefix } = await setup();
     const counted = proxy.cutOn((c) => /\bincr\b/i.test(c) && c.includes('counter'));
-    await assert.rejects(
-      cut.run((r) => r.incr(`${prefix}counter`)),
-      rejectsWith(503, 'ODA_ERR_STORE_UNAVAILABLE', /may or may not have been applied/),
-    );
+    const lost = await cut
+      .run((r) => r.incr(`${prefix}counter`))
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+    rejectsWith(503, 'ODA_ERR_STORE_UNAVAILABLE', /may or may not have been applied/)(lost);
+    assert.ok(mayHaveBeenApplied(lost), 'the caller can tell a write that may have run (no retry)');
+    assert.ok(!mayHaveBeenApplied(unavailable('not connected')), 'from one that did not');
     await counted;
     assert.equal(await direct.run((r) => r.get(`${prefix}counter`)), '1');
   });

@@ -5,9 +5,24 @@
  */
 import { OdaError } from '../lib/errors.ts';
 
-/** The 503 a call gets while Redis cannot answer it (unreachable, stalled, closed). */
-export function unavailable(detail: string, cause?: unknown): OdaError {
-  return new OdaError('ODA_ERR_STORE_UNAVAILABLE', 503, `the chat store (Redis) is unavailable: ${detail}`, {
+/**
+ * The 503 of a write whose reply was lost: Redis may or may not have applied it, so a caller that
+ * would try it again (an increment) must not, or it may count twice.
+ */
+export class OutcomeUnknown extends OdaError {}
+
+/** True when `err` is a store failure after which the write may already have been applied. */
+export function mayHaveBeenApplied(err: unknown): boolean {
+  return err instanceof OutcomeUnknown;
+}
+
+/**
+ * The 503 a call gets while Redis cannot answer it (unreachable, stalled, closed);
+ * `outcomeUnknown`: its reply was lost, so it may have been applied.
+ */
+export function unavailable(detail: string, cause?: unknown, outcomeUnknown = false): OdaError {
+  const Failure = outcomeUnknown ? OutcomeUnknown : OdaError;
+  return new Failure('ODA_ERR_STORE_UNAVAILABLE', 503, `the chat store (Redis) is unavailable: ${detail}`, {
     cause,
     headers: { 'retry-after': '1' },
   });

@@ -15,6 +15,7 @@ import { deliverFailure, deliverSuccess } from '../deliver.ts';
 import { markLogged, toOdaError } from '../error-handler.ts';
 import { upstreamFailure } from '../upstream-failure.ts';
 import { accountAnswer, loggedMechanisms } from '../usage-accounting.ts';
+import { mayHaveBeenApplied } from '../../chat-log/store-redis-replies.ts';
 import type { ForwardProgress } from './forward.ts';
 import type { ModelCall } from './read-call.ts';
 import { recordLoggedOwners, recordOwnerSafely } from './record-response-owners.ts';
@@ -215,7 +216,22 @@ async function recordSafely(
       },
     },
   ];
-  if (counts) steps.push({ what: 'usage', run: () => app.usage.add(call.caller.team, at, counts) });
+  if (counts) {
+    const add = async () => {
+      try {
+        await app.usage.add(call.caller.team, at, counts);
+      } catch (err) {
+        // A lost reply: the tokens may be counted already, and an increment tried again would
+        // count them twice. At most once, as a rate-limit count.
+        if (!mayHaveBeenApplied(err)) throw err;
+        call.log.warn(
+          { err },
+          'the usage ledger may or may not have taken this answer; it is not tried again',
+        );
+      }
+    };
+    steps.push({ what: 'usage', run: add });
+  }
   if (call.adapter.storesResponses)
     steps.push({ what: 'owners', run: () => recordLoggedOwners(app, call, binding, r, chatId) });
   await app.unrecorded.record({ reqId: ctx.requestId, chatId: binding.chatId }, steps);
