@@ -35,7 +35,7 @@ export interface AppContext {
   readonly random: () => number;
   /** The providers that refused the gateway's `prompt_cache_key`, learned from their refusals. */
   readonly cacheKeyRefusals: CacheKeyRefusals;
-  /** Turns of the event loop for heavy stages, one request at a time (SPEC section 14). */
+  /** Turns of the event loop for heavy stages, one request at a time, round robin between teams (SPEC section 14). */
   readonly turns: TurnTaker;
   /** True when clients' own provider credentials are forwarded (no teams configured). */
   readonly passThroughCredentials: boolean;

@@ -168,7 +168,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
       secrets: config.providers.map((p) => p.apiKey),
     }),
     chatLog,
-    chats: new ChatBinder(chatLog, config, clock, turns),
+    chats: new ChatBinder(chatLog, config, clock),
     responseOwners: responseOwnersFor(backend, config.dataDir),
     itemOwners: new CachedItemOwners(responseOwnersFor(backend, config.dataDir, 'item'), clock),
     usage: usageLedgerFor(backend, config.dataDir),

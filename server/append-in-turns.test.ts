@@ -108,4 +108,38 @@ describe('TurnTaker', () => {
     );
     assert.ok(ticks[0]! < ticks[1]! && ticks[1]! < ticks[2]!, `each on its own turn: ${order.join(' ')}`);
   });
+
+  test('turns go round robin between parties, first come first served within one', async () => {
+    const turns = new TurnTaker();
+    const order: string[] = [];
+    const take = (party: string | undefined, name: string) => turns.take(party).then(() => order.push(name));
+    // Team a queues six heavy stages, then team b two and an admin one.
+    const all = [
+      ...['a1', 'a2', 'a3', 'a4', 'a5', 'a6'].map((n) => take('a', n)),
+      take('b', 'b1'),
+      take('b', 'b2'),
+      take(undefined, 'admin1'),
+    ];
+    await Promise.all(all);
+    assert.deepEqual(order, ['a1', 'b1', 'admin1', 'a2', 'b2', 'a3', 'a4', 'a5', 'a6']);
+  });
+
+  test('a party arriving later waits one turn per party ahead, not one per waiting request', async () => {
+    const turns = new TurnTaker();
+    const order: string[] = [];
+    const a = Array.from({ length: 32 }, (_, i) =>
+      turns
+        .for('a')
+        .take()
+        .then(() => order.push(`a${i}`)),
+    );
+    // Team b asks once a has had a few turns, with 29 of a's requests still waiting.
+    await Promise.all(a.slice(0, 3));
+    const b = turns
+      .for('b')
+      .take()
+      .then(() => order.push('b'));
+    await Promise.all([...a, b]);
+    assert.equal(order.indexOf('b'), 4, order.join(' '));
+  });
 });

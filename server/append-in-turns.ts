@@ -10,7 +10,7 @@
 import type { ChatLog } from '../chat-log/chat-log.ts';
 import { checkBatch } from '../chat-log/event-batch.ts';
 import type { NewEvent } from '../chat-log/format/current.ts';
-import { nextTurn, type TurnTaker } from '../lib/in-turns.ts';
+import { nextTurn, type Turns } from '../lib/in-turns.ts';
 
 /** Most events, and about the most characters of text, appended per turn of the event loop. */
 export const SLICE_LIMITS = { events: 500, chars: 1 << 20 };
@@ -49,7 +49,7 @@ export async function appendInTurns(
   events: readonly NewEvent[],
   expectedCount: number,
   /** Turns shared with other requests; without, a plain turn of the event loop. */
-  turns?: TurnTaker,
+  turns?: Turns,
   limits = SLICE_LIMITS,
 ): Promise<void> {
   // The binder's own events (built from the parsed request): not validated against the schema again.

@@ -6,7 +6,7 @@
  * only what follows is normalized, digested and appended.
  */
 import { createHash } from 'node:crypto';
-import { forEachInTurns, type TurnTaker } from '../lib/in-turns.ts';
+import { forEachInTurns, type Turns } from '../lib/in-turns.ts';
 
 /**
  * Where each element of the body's top-level `messages` (or Responses `input`) list is in the bytes
@@ -39,7 +39,7 @@ export function sentList(
 export async function wirePrefixHashes(
   wire: readonly unknown[],
   counts: readonly number[],
-  turns: TurnTaker | undefined,
+  turns: Turns | undefined,
   sent?: { raw: Buffer; ranges: readonly number[] },
 ): Promise<{ at: Map<number, string>; full: string }> {
   const at = new Map<number, string>();
@@ -207,7 +207,7 @@ export async function awaitExtendedBind(
   wire: readonly unknown[],
   hashes: Map<number, string>,
   from: number,
-  turns: TurnTaker | undefined,
+  turns: Turns | undefined,
   sent: { raw: Buffer; ranges: readonly number[] } | undefined,
 ): Promise<boolean> {
   if (pending.length === 0) return false;

@@ -7,7 +7,7 @@
 import type { ChatLog, ChatState, LogMessage, MessageKey } from '../chat-log/chat-log.ts';
 import { answerEnd, recognises } from '../chat-log/read-models/messages.ts';
 import type { Event, NewEvent, ToolRef } from '../chat-log/format/current.ts';
-import type { TurnTaker } from '../lib/in-turns.ts';
+import type { Turns } from '../lib/in-turns.ts';
 import { appendInTurns } from './append-in-turns.ts';
 import {
   branchConversation,
@@ -53,7 +53,7 @@ export class StalePrefix extends Error {
 
 export async function appendIncoming(
   chatLog: ChatLog,
-  turns: TurnTaker | undefined,
+  turns: Turns | undefined,
   id: string,
   meta: Record<string, unknown>,
   messages: LogMessage[],

@@ -14,7 +14,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatLog } from '../chat-log/chat-log.ts';
 import { ChatRemoved } from '../chat-log/chat-id.ts';
 import type { Mechanisms, NewEvent } from '../chat-log/format/current.ts';
-import { mapInTurns, type TurnTaker } from '../lib/in-turns.ts';
+import { mapInTurns, type Turns } from '../lib/in-turns.ts';
 import {
   awaitExtendedBind,
   BoundPrefixes,
@@ -54,6 +54,11 @@ export interface BindInput {
   toolsRange?: readonly [number, number];
   headers: IncomingHttpHeaders;
   caller: Caller;
+  /**
+   * The caller's party's turns of the event loop, for the slices of a large request; without, a
+   * small request's slices each wait for a plain turn, never behind large requests' (SPEC 14).
+   */
+  turns?: Turns;
   /**
    * The chat a `previous_response_id` continues, and that response: the provider holds the
    * history, the request sends only what follows it, so its messages are appended after that
@@ -102,8 +107,6 @@ export class ChatBinder {
     private readonly chatLog: ChatLog,
     private readonly config: Readonly<Config>,
     private readonly clock: Clock,
-    /** Turns of the event loop shared with other requests, for the slices of a large request. */
-    private readonly turns?: TurnTaker,
   ) {}
 
   /**
@@ -165,7 +168,7 @@ export class ChatBinder {
     const hashes = await wirePrefixHashes(
       wire,
       candidates.map((c) => c.wireCount),
-      this.turns,
+      input.turns,
       sent,
     );
     let cached = longestVerified(candidates, hashes.at);
@@ -175,7 +178,7 @@ export class ChatBinder {
       // Another request of this chat is logging a history this one starts with: wait for it, then
       // continue after what it logged.
       const from = cached ? cached.wireCount : 0;
-      if (pending && (await awaitExtendedBind(pending.earlier, wire, hashes.at, from, this.turns, sent)))
+      if (pending && (await awaitExtendedBind(pending.earlier, wire, hashes.at, from, input.turns, sent)))
         cached = longestVerified(this.prefixes.candidates(baseId), hashes.at);
       try {
         return await this.bindAfter(input, baseId, team, meta, wire, hashes.full, cached);
@@ -217,7 +220,7 @@ export class ChatBinder {
     const keys = await mapInTurns(
       messages,
       (m, i) => this.chatLog.messageKey(m, normalized.messages[i]!.refersTo),
-      this.turns,
+      input.turns,
     );
     const known = cached ? cached.loggedCount : 0;
 
@@ -240,7 +243,7 @@ export class ChatBinder {
     try {
       appended = await appendIncoming(
         this.chatLog,
-        this.turns,
+        input.turns,
         start,
         meta,
         messages,

@@ -12,7 +12,8 @@
  */
 import type { RequestHandler } from 'express';
 import { OdaError } from '../lib/errors.ts';
-import { nextTurn, type TurnTaker } from '../lib/in-turns.ts';
+import { nextTurn, type TurnTaker, type Turns } from '../lib/in-turns.ts';
+import type { Caller } from './auth.ts';
 import { endOfString, isJsonSpace } from '../providers/wire-json.ts';
 
 export interface JsonLimits {
@@ -296,7 +297,7 @@ const SLICE_BYTES = 1 << 20;
 export async function scanJsonShape(
   bytes: Uint8Array,
   limits: JsonLimits,
-  turns?: TurnTaker,
+  turns?: Turns,
 ): Promise<JsonShapeScan> {
   const scan = new JsonShapeScan(bytes, limits);
   for (;;) {
@@ -315,9 +316,11 @@ export function jsonLimits(limits: JsonLimits = DEFAULT_JSON_LIMITS, turns?: Tur
     const body: unknown = req.body;
     if (!Buffer.isBuffer(body) || body.length === 0) return next();
     const large = body.length > SLICE_BYTES;
-    const scan = await scanJsonShape(body, limits, large ? turns : undefined);
+    // A large body's slices take turns with other large requests, fairly between teams.
+    const party = large ? turns?.for((res.locals.caller as Caller | undefined)?.team) : undefined;
+    const scan = await scanJsonShape(body, limits, party);
     // A large body is parsed right after its scan: the parse takes a turn of its own.
-    if (large && turns && scan.exceeded === undefined) await turns.take();
+    if (party && scan.exceeded === undefined) await party.take();
     // Where the messages, the tools and each member are in the bytes, for the model call.
     res.locals.bodyShape = scan satisfies BodyShape;
     switch (scan.exceeded) {

@@ -2,6 +2,7 @@
  * Stage 3 of a model call: the CallContext the pipeline and the repairs work on, from the call and
  * its chat binding.
  */
+import type { Turns } from '../../lib/in-turns.ts';
 import type { CallContext } from '../../middleware/call-context.ts';
 import { imageOrdinals } from '../../middleware/image-set-aside/index.ts';
 import type { AppContext } from '../app-context.ts';
@@ -13,11 +14,12 @@ export function buildContext(
   app: AppContext,
   call: ModelCall,
   binding: ChatBinding,
-  heavy = false,
+  /** The caller's party's turns, for a large request's pipeline steps. */
+  turns?: Turns,
 ): CallContext {
   const view = call.adapter.createView(call.body);
   return {
-    ...(heavy ? { nextTurn: () => app.turns.take() } : {}),
+    ...(turns ? { nextTurn: () => turns.take() } : {}),
     requestId: call.requestId,
     startedAt: call.startedAt,
     config: app.config,

@@ -7,6 +7,7 @@
  * and a route, not branches here.
  */
 import type { Request, Response } from 'express';
+import type { Turns } from '../../lib/in-turns.ts';
 import { runPipeline } from '../../middleware/pipeline.ts';
 import type { WireFormat } from '../../providers/provider.ts';
 import type { AppContext } from '../app-context.ts';
@@ -52,17 +53,20 @@ async function runCall(
   route: ModelRoute,
 ): Promise<void> {
   const call = readCall(app, req, res, format, route);
-  // A large request's heavy stages take turns with other requests' (SPEC section 14); a small
-  // one's stages take less time than a turn of the event loop costs, so they run on.
-  const heavy = call.raw.length >= HEAVY_BODY_BYTES;
-  const binding = await bindChat(app, call, res);
-  const ctx = buildContext(app, call, binding, heavy);
-  if (heavy) await app.turns.take();
+  // A large request's heavy stages take turns with other large requests' (SPEC section 14), round
+  // robin between teams; a small one's stages take less time than a turn of the event loop costs,
+  // so they run on and never wait behind large requests.
+  const turns = call.raw.length >= HEAVY_BODY_BYTES ? app.turns.for(call.caller.team) : undefined;
+  // The binding's first stretch (the session id, the whole body normalized) runs in one go.
+  if (turns) await turns.take();
+  const binding = await bindChat(app, call, res, turns);
+  const ctx = buildContext(app, call, binding, turns);
+  if (turns) await turns.take();
   await runPipeline(ctx);
   const progress: ForwardProgress = { attempts: 0, retries: 0 };
   let result;
   try {
-    if (heavy) await app.turns.take();
+    if (turns) await turns.take();
     result = await forward(app, call, ctx, progress);
   } catch (e) {
     return respondToFailure(app, call, ctx, binding, res, e, progress);
@@ -71,7 +75,12 @@ async function runCall(
 }
 
 /** Stage 2: finds (or creates, or branches) the chat and appends what the client sent. */
-async function bindChat(app: AppContext, call: ModelCall, res: Response): Promise<ChatBinding> {
+async function bindChat(
+  app: AppContext,
+  call: ModelCall,
+  res: Response,
+  turns: Turns | undefined,
+): Promise<ChatBinding> {
   // `previous_response_id` continues the chat that logged that response (404 for another team's).
   const previous = await checkPreviousResponse(app, call.body, call.caller);
   // So do a `conversation` and `item_reference`s, which name stored state as well.
@@ -91,6 +100,7 @@ async function bindChat(app: AppContext, call: ModelCall, res: Response): Promis
     ...(call.shape?.tools ? { toolsRange: call.shape.tools } : {}),
     headers: call.headers,
     caller: call.caller,
+    ...(turns ? { turns } : {}),
   });
   res.setHeader('x-session-id', binding.chatId);
   call.logFields.chatId = binding.chatId;
