@@ -163,8 +163,13 @@ export const configSchema = z.strictObject({
       shutdownGraceMs: nonNegInt.default(10_000),
       /** Calls in flight in the whole gateway (over it: 429); also bounds the bodies held in memory. */
       maxConcurrent: z.number().int().positive().default(256),
-      /** Open client connections; further ones are closed as they arrive. */
+      /**
+       * Open client connections: at the cap the longest idle one is closed to make room, and a new
+       * one is closed as it arrives only when every open one has a request in flight.
+       */
       maxConnections: z.number().int().positive().default(1024),
+      /** Open connections of one client address (IPv6: one /64), bounded like maxConnections. */
+      maxConnectionsPerAddress: z.number().int().positive().default(256),
       /** Messages (or Responses `input` items) in one request (over it: 413). */
       maxMessages: z.number().int().positive().default(10_000),
       /** Images in one request (over it: 413). */

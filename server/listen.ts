@@ -1,12 +1,14 @@
 /**
  * Puts a gateway on the network: the Node HTTP server with the connection bounds of SPEC section 14
- * (`server.maxConnections`, a header deadline; the body deadline is `timeouts.bodyMs`, in the app),
+ * (`server.maxConnections` and `server.maxConnectionsPerAddress`, idle connections closed first to
+ * make room; a header deadline; the body deadline is `timeouts.bodyMs`, in the app),
  * JSON answers to requests Node's parser refuses, and the start-up log line, which shows each
  * provider's base URL as origin and path only and warns when an open gateway is not on loopback.
  */
 import { createServer, type Server } from 'node:http';
 import type { Gateway } from './app.ts';
 import { answerClientErrors } from './client-error.ts';
+import { boundConnections } from './connection-bounds.ts';
 import type { Config } from '../config/config.ts';
 import type { Logger } from './logger.ts';
 import { isLoopbackHost } from './origin-guard.ts';
@@ -29,7 +31,18 @@ export function openBeyondLoopback(config: Pick<Config, 'teams' | 'server'>): bo
 export function createGatewayServer(gateway: Gateway, config: Readonly<Config>): Server {
   const server = createServer(gateway.app);
   answerClientErrors(server);
-  server.maxConnections = config.server.maxConnections;
+  const { logger, metrics } = gateway.context;
+  boundConnections(server, config.server, (why, address) => {
+    metrics.connectionsClosed.inc({ reason: why });
+    if (why === 'idle') logger.debug({ address }, 'idle connection closed to make room');
+    else if (why === 'refused-address')
+      logger.warn(
+        { address, max: config.server.maxConnectionsPerAddress },
+        'connection refused: server.maxConnectionsPerAddress reached for this address',
+      );
+    else
+      logger.warn({ max: config.server.maxConnections }, 'connection refused: server.maxConnections reached');
+  });
   // Long generations: no Node-level deadline on the whole exchange; upstream timeouts govern the
   // answer and timeouts.bodyMs the request body.
   server.requestTimeout = 0;
@@ -40,9 +53,6 @@ export function createGatewayServer(gateway: Gateway, config: Readonly<Config>):
 /** Listens on `server.host`/`server.port` and logs where, with the warnings an operator needs. */
 export function listenGateway(gateway: Gateway, config: Readonly<Config>, logger: Logger): Server {
   const server = createGatewayServer(gateway, config);
-  server.on('drop', () =>
-    logger.warn({ max: config.server.maxConnections }, 'connection refused: server.maxConnections reached'),
-  );
   server.listen(config.server.port, config.server.host);
   server.on('listening', () => {
     const addr = server.address();

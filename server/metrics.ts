@@ -28,6 +28,12 @@ export class Metrics {
     labelNames: ['route', 'reason'] as const,
     registers: [this.registry],
   });
+  readonly connectionsClosed = new Counter({
+    name: 'oda_connections_closed_total',
+    help: "Client connections the connection bounds closed, by reason: idle (a connection with no request in flight, closed to make room at server.maxConnections or server.maxConnectionsPerAddress), refused-gateway and refused-address (a new connection closed as it arrived: every connection under server.maxConnections, or under its address's server.maxConnectionsPerAddress, had a request in flight)",
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   readonly upstreamLatency = new Histogram({
     name: 'oda_upstream_latency_seconds',
     help: 'Time from sending a request upstream to how it ended, per attempt, by provider and outcome: answered (its response headers came, whatever the status: the time to them), failed (no answer: the connection failed or broke, a timeout, an error body past its cap, a redirect; the time to the failure), aborted (the client left or the shutdown cut it before an answer)',

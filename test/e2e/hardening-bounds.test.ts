@@ -287,7 +287,7 @@ describe('bounded work per request: messages and images', () => {
   });
 });
 
-describe('bounded connections: slow bodies, early refusals, too many sockets', () => {
+describe('bounded connections: slow bodies, early refusals', () => {
   const team = newKey();
   let gw: TestGateway;
   before(async () => {
@@ -338,40 +338,185 @@ describe('bounded connections: slow bodies, early refusals, too many sockets', (
     assert.ok(outcome.closedByServer);
     assert.equal(gw.fake.requests.length, 0);
   });
+});
 
-  test('server.maxConnections: further sockets are closed as they arrive', async () => {
+describe('bounded connections: idle sockets make room, one address has a cap of its own', () => {
+  const team = newKey();
+  let gw: TestGateway;
+  before(async () => {
+    // The default timeouts.bodyMs: a request whose body is slow to come stays in flight.
+    gw = await startGateway({ config: { teams: [{ name: 'solo', keys: [team.hash] }] } });
+  });
+  after(async () => gw.close());
+
+  /** A gateway server of `gw`'s app with these connection caps, listening on loopback. */
+  async function cappedServer(caps: { maxConnections: number; maxConnectionsPerAddress?: number }) {
     const config = {
       ...gw.gateway.context.config,
-      server: { ...gw.gateway.context.config.server, maxConnections: 2 },
+      server: { ...gw.gateway.context.config.server, maxConnectionsPerAddress: 1024, ...caps },
     };
-    const server = createGatewayServer(gw.gateway, config);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const port = (server.address() as AddressInfo).port;
-    const open = (): Promise<Socket> =>
-      new Promise((resolve, reject) => {
-        const s = connect(port, '127.0.0.1', () => resolve(s));
-        s.on('error', reject);
-      });
-    const held = [await open(), await open()];
-    await until(
-      () => new Promise<boolean>((resolve) => server.getConnections((_e, n) => resolve(n === 2))),
-      'two connections held',
-    );
-    const third = await open();
-    const closed = await new Promise<boolean>((resolve) => {
-      third.on('close', () => resolve(true));
-      third.on('error', () => resolve(true));
-      third.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    const s = createGatewayServer(gw.gateway, config);
+    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+    return {
+      port: (s.address() as AddressInfo).port,
+      count: () => new Promise<number>((resolve) => s.getConnections((_e, n) => resolve(n))),
+      close: async () => {
+        s.closeAllConnections();
+        await new Promise<void>((resolve) => s.close(() => resolve()));
+      },
+    };
+  }
+  /** A connection to `port`, from `localAddress` when given (another loopback address). */
+  const open = (port: number, localAddress?: string): Promise<Socket> =>
+    new Promise((resolve, reject) => {
+      const s = connect({ port, host: '127.0.0.1', ...(localAddress ? { localAddress } : {}) }, () =>
+        resolve(s),
+      );
+      s.once('error', reject);
     });
-    assert.ok(closed, 'the third socket was closed');
+  /** Resolves once the server closed `socket` (after writing `write`, when given). */
+  const closedByServer = (socket: Socket, write?: string): Promise<void> =>
+    new Promise<void>((resolve) => {
+      socket.on('error', () => {});
+      if (socket.destroyed) return resolve();
+      socket.once('close', () => resolve());
+      if (write) socket.write(write);
+    });
+  /**
+   * Starts a request on `socket` whose body is slow to come (in flight until timeouts.bodyMs);
+   * resolves once the gateway has it in flight (it asked for the body with a 100 Continue).
+   */
+  const holdRequest = (socket: Socket, port: number): Promise<void> =>
+    new Promise((resolve) => {
+      let got = '';
+      socket.on('data', (d: Buffer) => {
+        got += d.toString('latin1');
+        if (got.includes('100 Continue')) resolve();
+      });
+      socket.write(
+        `POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: 1000\r\nExpect: 100-continue\r\nx-api-key: ${team.key}\r\n` +
+          `anthropic-version: 2023-06-01\r\n\r\n`,
+      );
+    });
+  /** A keep-alive health check, answered and left open. */
+  const healthz = (port: number) => `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`;
+  /** Writes `text` on `socket`; resolves with the answer's status line once the answer is in. */
+  const exchange = (socket: Socket, text: string): Promise<string> =>
+    new Promise((resolve, reject) => {
+      let got = '';
+      const onData = (d: Buffer) => {
+        got += d.toString('latin1');
+        const end = got.indexOf('\r\n\r\n');
+        if (end === -1) return;
+        const length = Number(/content-length: (\d+)/i.exec(got)?.[1] ?? 0);
+        if (got.length - end - 4 < length) return;
+        socket.off('data', onData);
+        resolve(got.slice(0, got.indexOf('\r\n')));
+      };
+      socket.on('data', onData);
+      socket.once('close', () => reject(new Error(`closed; received: ${got}`)));
+      socket.write(text);
+    });
+  /** A team's call on a new connection from `localAddress` (or 127.0.0.1): its status. */
+  const call = async (port: number, localAddress?: string): Promise<string> => {
+    const s = await open(port, localAddress);
+    const body = JSON.stringify(messagesBody());
+    try {
+      return await exchange(
+        s,
+        `POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nx-api-key: ${team.key}\r\n` +
+          `anthropic-version: 2023-06-01\r\n\r\n${body}`,
+      );
+    } finally {
+      s.destroy();
+    }
+  };
+  const closedCount = async (reason: string) =>
+    (await gw.gateway.context.metrics.connectionsClosed.get()).values.find((v) => v.labels.reason === reason)
+      ?.value ?? 0;
+
+  test('server.maxConnections: with every connection in a request, further sockets are closed as they arrive', async () => {
+    const server = await cappedServer({ maxConnections: 2 });
+    const held = [await open(server.port), await open(server.port)];
+    // Both hold a request in flight, so neither may be closed to make room.
+    await Promise.all(held.map((s) => holdRequest(s, server.port)));
+    const refusedBefore = await closedCount('refused-gateway');
+    const third = await open(server.port);
+    await closedByServer(third, healthz(server.port));
+    assert.equal(await closedCount('refused-gateway'), refusedBefore + 1, 'the third socket was refused');
+    assert.deepEqual(
+      held.map((s) => s.destroyed),
+      [false, false],
+      'the connections in a request were left alone',
+    );
     held[0]!.destroy();
     await until(async () => {
-      const r = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined);
+      const r = await fetch(`http://127.0.0.1:${server.port}/healthz`).catch(() => undefined);
       return r?.status === 200;
     }, 'a slot frees up');
     for (const s of held) s.destroy();
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await server.close();
+  });
+
+  test('idle keep-alive connections at server.maxConnections do not keep a new client out', async () => {
+    gw.fake.reset();
+    const server = await cappedServer({ maxConnections: 4 });
+    // The attack: every connection the gateway allows, each kept alive by health checks.
+    const idle: Socket[] = [];
+    for (let i = 0; i < 4; i++) {
+      const s = await open(server.port);
+      assert.equal(await exchange(s, healthz(server.port)), 'HTTP/1.1 200 OK');
+      idle.push(s);
+    }
+    // One of them checks again: it is now the most recently used.
+    assert.equal(await exchange(idle[0]!, healthz(server.port)), 'HTTP/1.1 200 OK');
+    assert.equal(await server.count(), 4);
+
+    // A team's call on a new connection is served: the longest idle connection made room for it.
+    assert.equal(await call(server.port), 'HTTP/1.1 200 OK');
+    assert.equal(gw.fake.requests.length, 1, 'the provider got the call');
+    await closedByServer(idle[1]!);
+    assert.deepEqual(
+      idle.map((s) => s.destroyed),
+      [false, true, false, false],
+      'the longest idle connection was closed, the others stay open',
+    );
+    for (const s of idle) s.destroy();
+    await server.close();
+  });
+
+  test('server.maxConnectionsPerAddress: one address cannot take every connection', async (t) => {
+    const server = await cappedServer({ maxConnections: 4, maxConnectionsPerAddress: 3 });
+    // One address holds requests open on as many connections as it can: those past its cap are
+    // closed as they arrive.
+    const refusedBefore = await closedCount('refused-address');
+    const held: Socket[] = [];
+    for (let i = 0; i < 5; i++) {
+      const s = await open(server.port);
+      s.on('error', () => {});
+      if (i < 3) await holdRequest(s, server.port);
+      held.push(s);
+    }
+    await Promise.all(held.slice(3).map((s) => closedByServer(s, 'GET /healthz HTTP/1.1\r\n\r\n')));
+    assert.equal(await closedCount('refused-address'), refusedBefore + 2);
+    assert.deepEqual(
+      held.map((s) => s.destroyed),
+      [false, false, false, true, true],
+    );
+    assert.equal(await server.count(), 3, 'the address holds its 3 of the 4');
+    // Another address still gets in, although this one asked for every connection.
+    const other = await open(server.port, '127.0.0.2').catch(() => undefined);
+    if (!other) t.diagnostic('no second loopback address here: the other client is not tried');
+    else {
+      other.destroy();
+      gw.fake.reset();
+      assert.equal(await call(server.port, '127.0.0.2'), 'HTTP/1.1 200 OK');
+      assert.equal(gw.fake.requests.length, 1);
+    }
+    for (const s of held) s.destroy();
+    await server.close();
   });
 });
 
