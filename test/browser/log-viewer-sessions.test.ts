@@ -260,8 +260,13 @@ describe(
       await page.locator('#sessions-list .session-id', { hasText: 'live-1' }).first().waitFor();
       await page.fill('#filter-q', 'agent-abc');
       await page.click('#filters button[type=submit]');
-      await page.locator('#sessions-list .session-id', { hasText: ccSub }).waitFor();
-      assert.equal(await page.locator('#sessions-list .session-id').count(), 1);
+      // The unfiltered list holds the sub-agent too: wait for the filtered answer, one row.
+      await page.waitForFunction(
+        () => document.querySelectorAll('#sessions-list .session-id').length === 1,
+        undefined,
+        { timeout: 5000 },
+      );
+      assert.equal(await page.locator('#sessions-list .session-id').textContent(), ccSub);
       await page.click('#sessions-list .session-open');
       await page.locator('.msg', { hasText: 'a sub-agent task' }).waitFor();
       assert.equal(
