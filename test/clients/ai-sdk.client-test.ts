@@ -3,10 +3,8 @@
 // recording proxy between the SDK and the gateway: a multi-step tool loop through generateText and
 // streamText over the Responses API (`openai(model)`, the default), Chat Completions
 // (`openai.chat(model)`) and Anthropic Messages; see RECORDED.md for what the SDK sends.
-import { after, afterEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { generateText, stepCountIs, streamText, tool, type LanguageModel, type ModelMessage } from 'ai';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createAnthropic } from '@ai-sdk/anthropic';
@@ -19,29 +17,17 @@ import {
   prompt,
   REFUSAL,
   SNAPSHOT,
-  startSdkRig,
+  rigPerTest,
+  skipUnlessInstalled,
   SYSTEM,
   type ModelPath,
   type PlanName,
-  type SdkRig,
 } from './sdk-rig.ts';
 import { loggedMessages } from './gateway-log.ts';
 
-const installed = existsSync(fileURLToPath(new URL('./node_modules/ai/package.json', import.meta.url)));
-const skip = installed ? false : 'the AI SDK is not installed (npm run test:clients installs it)';
+const skip = skipUnlessInstalled('ai', 'the AI SDK');
 
-const open: SdkRig[] = [];
-async function rig(opts: { refuse?: boolean } = {}): Promise<SdkRig> {
-  const r = await startSdkRig(opts);
-  open.push(r);
-  return r;
-}
-afterEach(async () => {
-  while (open.length) await open.pop()!.close();
-});
-after(async () => {
-  while (open.length) await open.pop()!.close();
-});
+const rig = rigPerTest();
 
 const tools = {
   lookup: tool({

@@ -3,10 +3,8 @@
 // a recording proxy between them: the bindTools loop (invoke, or stream with the chunks concatenated)
 // over Chat Completions (ChatOpenAI's default), the Responses API (`useResponsesApi`) and Anthropic
 // Messages; see RECORDED.md for what LangChain sends.
-import { after, afterEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { ChatOpenAI } from '@langchain/openai';
 import { ChatAnthropic } from '@langchain/anthropic';
 import { tool } from '@langchain/core/tools';
@@ -26,30 +24,16 @@ import {
   prompt,
   REFUSAL,
   SNAPSHOT,
-  startSdkRig,
+  rigPerTest,
+  skipUnlessInstalled,
   SYSTEM,
   type ModelPath,
   type PlanName,
-  type SdkRig,
 } from './sdk-rig.ts';
 
-const installed = existsSync(
-  fileURLToPath(new URL('./node_modules/@langchain/openai/package.json', import.meta.url)),
-);
-const skip = installed ? false : 'LangChain is not installed (npm run test:clients installs it)';
+const skip = skipUnlessInstalled('@langchain/openai', 'LangChain');
 
-const open: SdkRig[] = [];
-async function rig(opts: { refuse?: boolean } = {}): Promise<SdkRig> {
-  const r = await startSdkRig(opts);
-  open.push(r);
-  return r;
-}
-afterEach(async () => {
-  while (open.length) await open.pop()!.close();
-});
-after(async () => {
-  while (open.length) await open.pop()!.close();
-});
+const rig = rigPerTest();
 
 const lookup = tool(async ({ query }: { query: string }) => lookupResult(query), {
   name: 'lookup',

@@ -2,10 +2,8 @@
 // own `openai` 7 client) driven against the gateway in front of a scripted model, with a recording
 // proxy between them: a Runner with a function tool, streamed and not, over the Responses API (the
 // SDK's default) and Chat Completions; see RECORDED.md for what the SDK sends.
-import { after, afterEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import {
   Agent,
   OpenAIProvider,
@@ -24,33 +22,19 @@ import {
   prompt,
   REFUSAL,
   SNAPSHOT,
-  startSdkRig,
+  rigPerTest,
+  skipUnlessInstalled,
   SYSTEM,
   type ModelPath,
   type PlanName,
-  type SdkRig,
 } from './sdk-rig.ts';
 
-const installed = existsSync(
-  fileURLToPath(new URL('./node_modules/@openai/agents/package.json', import.meta.url)),
-);
-const skip = installed ? false : 'the Agents SDK is not installed (npm run test:clients installs it)';
+const skip = skipUnlessInstalled('@openai/agents', 'the Agents SDK');
 
 // Tracing would export every run to the OpenAI platform.
-if (installed) setTracingDisabled(true);
+if (!skip) setTracingDisabled(true);
 
-const open: SdkRig[] = [];
-async function rig(opts: { refuse?: boolean } = {}): Promise<SdkRig> {
-  const r = await startSdkRig(opts);
-  open.push(r);
-  return r;
-}
-afterEach(async () => {
-  while (open.length) await open.pop()!.close();
-});
-after(async () => {
-  while (open.length) await open.pop()!.close();
-});
+const rig = rigPerTest();
 
 const lookup = tool({
   name: 'lookup',

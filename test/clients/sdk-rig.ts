@@ -6,6 +6,9 @@
  * reasoning item first, as reasoning models answer), Chat Completions, Anthropic Messages.
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { after, afterEach } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
 import type { FakeHandler, FakeReply, RecordedRequest } from '../fake-provider/fake-provider.ts';
 import { startRecordingProxy, type RecordingProxy } from './recording-proxy.ts';
@@ -170,4 +173,25 @@ export async function checkSnapshot(rig: SdkRig, path: ModelPath): Promise<void>
   );
   const sent = rig.gw.fake.requestsTo(path).at(-1)!.raw.toString('utf8');
   assert.ok(sent.includes(SNAPSHOT), "the provider received the tool's image");
+}
+
+/** A client test file's `skip`: false when `pkg` is installed beside the client tests, else why not. */
+export function skipUnlessInstalled(pkg: string, what: string): false | string {
+  const manifest = fileURLToPath(new URL(`./node_modules/${pkg}/package.json`, import.meta.url));
+  return existsSync(manifest) ? false : `${what} is not installed (npm run test:clients installs it)`;
+}
+
+/** Starts rigs for a test file's tests, each closed after its test (and all after the file). */
+export function rigPerTest(): (opts?: { refuse?: boolean }) => Promise<SdkRig> {
+  const open: SdkRig[] = [];
+  const closeAll = async () => {
+    while (open.length) await open.pop()!.close();
+  };
+  afterEach(closeAll);
+  after(closeAll);
+  return async (opts = {}) => {
+    const r = await startSdkRig(opts);
+    open.push(r);
+    return r;
+  };
 }
