@@ -49,28 +49,30 @@ export function inPrunableRange(range: PrunableRange, messageIndex: number): boo
 }
 
 /**
- * Positions of the results that repeat an earlier result's call id and text. A projection entry
- * names its result by call id and digest and replay gives each entry to the oldest result that
- * still holds both, so of results sharing both only the oldest unpruned one may be pruned: the
- * one replay will find. A call id a server hands out again with other output is no obstacle.
+ * Positions of the results that share both their call id and their text with another result. A
+ * projection entry names its result by call id and digest, and such results cannot be told apart
+ * by it: after one of them is pruned, a second replay would find the other. So none of them is
+ * pruned. A call id a server hands out again with other output is no obstacle.
  */
 function repeatedResults(all: readonly ToolResultRef[]): Set<number> {
   const uses = new Map<string, number>();
   for (const ref of all) uses.set(ref.callId, (uses.get(ref.callId) ?? 0) + 1);
-  const seen = new Set<string>();
-  const repeated = new Set<number>();
+  const byKey = new Map<string, number[]>();
   all.forEach((ref, index) => {
     if ((uses.get(ref.callId) ?? 0) < 2) return;
     const key = `${ref.callId}\u0000${toolResultDigest(ref)}`;
-    if (seen.has(key)) repeated.add(index);
-    else seen.add(key);
+    const at = byKey.get(key);
+    if (at) at.push(index);
+    else byKey.set(key, [index]);
   });
+  const repeated = new Set<number>();
+  for (const at of byKey.values()) if (at.length > 1) for (const index of at) repeated.add(index);
   return repeated;
 }
 
 /**
  * The tool results pruning may change, oldest first, with their positions: inside the prunable
- * range, of an allowed tool, and not a repeat of an earlier result with the same call id and text.
+ * range, of an allowed tool, and not sharing its call id and text with another result.
  */
 export function placedPrunableToolResults(
   view: RequestView,

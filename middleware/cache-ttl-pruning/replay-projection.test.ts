@@ -50,6 +50,35 @@ for (const format of WIRE_FORMATS) {
       assert.equal(JSON.stringify(later), JSON.stringify(pruned));
     });
 
+    test('two results with the same call id and text are left alone, so a second replay finds nothing', () => {
+      // Found by the property test: an image-only result handed the same id twice. An entry names
+      // its result by id and digest; once one of the two is pruned, a second replay found the other.
+      const twice: ChatStep[] = [
+        { kind: 'user', text: '' },
+        ...round('call_0', [{ image: true }]),
+        ...round('call_0', [{ image: true }]),
+        ...round('call_1', 'x'.repeat(20_000)),
+        { kind: 'assistant', text: 'done' },
+      ];
+      const clearAll = settings({
+        keepLastAssistants: 1,
+        minPrunableToolChars: 0,
+        softTrimRatio: 0,
+        hardClearRatio: 0,
+      });
+      const body = wireBody(format, twice);
+      const { projection } = prunePass(viewOf(format, wireBody(format, twice)), clearAll, 50);
+      assert.deepEqual(
+        projection.map((e) => e.callId),
+        ['call_1'],
+        'only the result no other shares its id and text with',
+      );
+      assert.equal(replayProjection(viewOf(format, body), projection, clearAll), 1);
+      const once = JSON.stringify(body);
+      assert.equal(replayProjection(viewOf(format, body), projection, clearAll), 0);
+      assert.equal(JSON.stringify(body), once);
+    });
+
     test('is idempotent: a second replay changes nothing', () => {
       const body = wireBody(format, steps);
       const { projection } = prunePass(viewOf(format, wireBody(format, steps)), s, 8000);
