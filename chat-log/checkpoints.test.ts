@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { FileLogBackend } from './store-file.ts';
-import { checkpointName, loadCheckpoint, saveCheckpoint } from './checkpoints.ts';
+import { checkpointName, loadCheckpoint, olderCheckpointNames, saveCheckpoint } from './checkpoints.ts';
 import { ChatLog } from './chat-log.ts';
 import { AttachmentStore } from './attachments.ts';
 import { totalsModel, type TotalsState } from './read-models/totals.ts';
@@ -179,4 +179,11 @@ describe('ChatLog cold start', () => {
     fs.writeFileSync(cpFile, JSON.stringify(cp));
     assert.equal((await open(dataDir).open('c'))?.totals.messageCount, 500);
   });
+});
+
+test('olderCheckpointNames: the same model before this version; nothing for a name without one', () => {
+  assert.deepEqual(olderCheckpointNames('messages.v3'), ['messages.v0', 'messages.v1', 'messages.v2']);
+  assert.deepEqual(olderCheckpointNames('a.b.v1'), ['a.b.v0']);
+  assert.deepEqual(olderCheckpointNames('totals.v0'), []);
+  assert.deepEqual(olderCheckpointNames('plain'), []);
 });

@@ -20,6 +20,18 @@ export type LoadedCheckpoint<S> =
 /** The checkpoint name of a read model: its name and version (a new version ignores old states). */
 export const checkpointName = (model: ReadModel<unknown>): string => `${model.name}.v${model.version}`;
 
+/**
+ * The checkpoint names of the same read model at the versions before `name`'s (`messages.v8`:
+ * `messages.v0` to `messages.v7`): a checkpoint is looked up by the current version only, so a
+ * store drops these when it writes the new one. Empty for a name without a version.
+ */
+export function olderCheckpointNames(name: string): string[] {
+  const versioned = /^(.+)\.v(\d+)$/.exec(name);
+  if (!versioned) return [];
+  const version = Math.min(Number(versioned[2]), 1000);
+  return Array.from({ length: version }, (_, v) => `${versioned[1]}.v${v}`);
+}
+
 /** Identifies the event a state was built up to, so a replaced log of the same length is noticed. */
 export const eventAnchor = (event: Event): string => sha256Hex(canonicalJson(event));
 

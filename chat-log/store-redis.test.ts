@@ -213,6 +213,23 @@ describe('RedisLogBackend: reads and list', { skip: redisSkip }, () => {
 });
 
 describe('RedisLogBackend: checkpoints, locks, availability', { skip: redisSkip }, () => {
+  test("a checkpoint of a model's new version drops that model's older versions, and nothing else", async () => {
+    const store = backend();
+    const cp = (model: string) => ({ model, formatVersion: 5, build: 'b1', position: 3, state: { model } });
+    for (const model of ['messages.v6', 'messages.v7', 'totals.v1', 'messages2.v1'])
+      await store.putCheckpoint('c', cp(model));
+    await store.putCheckpoint('d', cp('messages.v7'));
+    await store.putCheckpoint('c', cp('messages.v8'));
+    const fields = await store.run((r) => r.hkeys(`${store.prefix}chat:c:checkpoints`));
+    assert.deepEqual(fields.sort(), ['messages.v8', 'messages2.v1', 'totals.v1']);
+    assert.deepEqual(await store.getCheckpoint('c', 'messages.v8'), cp('messages.v8'));
+    assert.deepEqual(
+      await store.getCheckpoint('d', 'messages.v7'),
+      cp('messages.v7'),
+      'another chat keeps its own',
+    );
+  });
+
   test('checkpoints round-trip and are shared; a damaged one reads as absent', async () => {
     const store = backend();
     const cp = { model: 'totals.v1', formatVersion: 4, build: 'b1', position: 12, state: { n: 3 } };

@@ -39,6 +39,7 @@ import { headerLine, prepareBatch, prepareSeed, parseEventLine } from './event-b
 import { RedisLock } from './redis-lock.ts';
 import { APPEND, CREATE } from './store-redis-scripts.ts';
 import { results, unavailable } from './store-redis-replies.ts';
+import { olderCheckpointNames } from './checkpoints.ts';
 import { RedisConnection, type RedisOp } from './store-redis-connection.ts';
 import { activityMember, allSummaries, listedSummaries, scanActivity } from './store-redis-listing.ts';
 import { RedisActivityRebuild } from './store-redis-activity-rebuild.ts';
@@ -407,9 +408,13 @@ export class RedisLogBackend implements LogBackend {
     this.writing('store a checkpoint');
     assertChatId(id);
     assertChatId(checkpoint.model, 'read model name');
-    await this.repeatable((r) =>
-      r.hset(this.key(id, 'checkpoints'), checkpoint.model, JSON.stringify(checkpoint)),
-    );
+    // The model's checkpoints of older versions go with it (no build reads them again).
+    const key = this.key(id, 'checkpoints');
+    const older = olderCheckpointNames(checkpoint.model);
+    await this.repeatable(async (r) => {
+      const write = r.multi().hset(key, checkpoint.model, JSON.stringify(checkpoint));
+      results(await (older.length > 0 ? write.hdel(key, ...older) : write).exec());
+    });
   }
 
   async ping(): Promise<boolean> {
