@@ -11,13 +11,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { request, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, type Gateway } from '../../server/app.ts';
 import { parseConfig } from '../../config/config.ts';
 import { testStoreIsRedis } from '../helpers/start-gateway.ts';
+import { postStatus } from '../helpers/raw-http.ts';
 
 const statPath = `/proc/self/task/${process.pid}/stat`;
 
@@ -38,23 +39,6 @@ const s = createServer((req, res) => { req.resume(); req.on('end', () => {
   res.end(body); }); });
 s.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ port: s.address().port }) + '\\n'));
 `;
-
-/** POSTs `body` in one write and reads the answer; resolves with the status. */
-function post(url: string, body: Buffer, headers: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-length': body.length, ...headers },
-    });
-    req.on('error', reject);
-    req.on('response', (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.on('error', reject);
-    });
-    req.end(body);
-  });
-}
 
 const WORDS = 'the gateway keeps every chat and trims only what the model receives'.split(' ');
 const prose = (chars: number, seed: number) => {
@@ -155,7 +139,7 @@ describe('four 10 MB requests in flight', { skip }, () => {
       }
     })();
     const statuses = await Promise.all(
-      bodies.map((body, i) => post(`${url}/v1/messages`, body, { 'x-session-id': `large-${i}` })),
+      bodies.map((body, i) => postStatus(`${url}/v1/messages`, body, { 'x-session-id': `large-${i}` })),
     );
     inFlight = false;
     await poll;

@@ -8,8 +8,8 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
+import { postStatus } from '../helpers/raw-http.ts';
 import { newKey } from '../../server/cli-keys.ts';
 import { HEAVY_BODY_BYTES } from '../../server/model-call/index.ts';
 
@@ -18,26 +18,8 @@ const teamB = newKey();
 
 /** POSTs `body` to the Messages route as `key` in session `session`; resolves with the status. */
 function post(url: string, key: string, session: string, body: Buffer): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${url}/v1/messages`, {
-      method: 'POST',
-      agent: false,
-      headers: {
-        'content-type': 'application/json',
-        'content-length': body.length,
-        'anthropic-version': '2023-06-01',
-        'x-api-key': key,
-        'x-session-id': session,
-      },
-    });
-    req.on('error', reject);
-    req.on('response', (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.on('error', reject);
-    });
-    req.end(body);
-  });
+  const headers = { 'anthropic-version': '2023-06-01', 'x-api-key': key, 'x-session-id': session };
+  return postStatus(`${url}/v1/messages`, body, headers, { agent: false });
 }
 
 /** A new chat of `n` messages of about 250 bytes: binding and logging it takes dozens of turns. */

@@ -14,6 +14,7 @@ import { RedisLogBackend } from '../../chat-log/store-redis.ts';
 import { privateRedis, redisServerInstalled } from '../helpers/private-redis.ts';
 import { dropPrefix, redisSkip, redisUrl, uniquePrefix } from '../helpers/redis-test.ts';
 import { openaiCompletion, openaiStream } from '../fake-provider/fake-bodies.ts';
+import type { RecordedRequest } from '../fake-provider/fake-provider.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -84,22 +85,15 @@ describe(
       try {
         let answer!: () => void;
         const answering = new Promise<void>((r) => (answer = r));
-        gw.fake.script(
-          (rec) =>
-            rec.json?.stream
-              ? {
-                  sse: openaiStream('gpt-test', ['kept ', 'streamed']),
-                  holdAfter: { events: 2, until: answering },
-                }
-              : { json: openaiCompletion('gpt-test', 'kept whole', 12), after: answering },
-          (rec) =>
-            rec.json?.stream
-              ? {
-                  sse: openaiStream('gpt-test', ['kept ', 'streamed']),
-                  holdAfter: { events: 2, until: answering },
-                }
-              : { json: openaiCompletion('gpt-test', 'kept whole', 12), after: answering },
-        );
+        // The same held answer for the JSON call and the stream.
+        const held = (rec: RecordedRequest) =>
+          rec.json?.stream
+            ? {
+                sse: openaiStream('gpt-test', ['kept ', 'streamed']),
+                holdAfter: { events: 2, until: answering },
+              }
+            : { json: openaiCompletion('gpt-test', 'kept whole', 12), after: answering };
+        gw.fake.script(held, held);
         await until(
           'the gateway connected to Redis',
           async () => (await fetch(`${gw.url}/readyz`)).status === 200,

@@ -225,3 +225,29 @@ export class RawConnection {
     return { status, headers, body: body.toString('utf8') };
   }
 }
+
+/**
+ * POSTs a JSON `body` to `url` in one write and reads the answer through; resolves with its status.
+ * `agent: false` gives the request a connection of its own.
+ */
+export function postStatus(
+  url: string,
+  body: Buffer,
+  headers: Record<string, string>,
+  opts: { agent?: false } = {},
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, {
+      method: 'POST',
+      ...opts,
+      headers: { 'content-type': 'application/json', 'content-length': body.length, ...headers },
+    });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('error', reject);
+    });
+    req.end(body);
+  });
+}
