@@ -6,14 +6,16 @@
  * write plus datasync; a torn last line left by a crash is set aside when the file is next opened.
  *
  * Memory is bounded whatever the number of chats: the state of open chats (line offsets, header)
- * is kept for the `maxOpenChats` most recently used ones, append handles for `maxOpenFiles`.
+ * is kept for the `maxOpenChats` most recently used ones, append handles for `maxOpenFiles`
+ * (`file-open-chats.ts`).
  *
  * The index's upkeep and the listings are in `store-file-index.ts`, reads of event ranges in
- * `file-read-events.ts`, the synced temporary-file writes in `file-write-temp.ts`.
+ * `file-read-events.ts` (noticing a file removed behind the store: `file-checked-reads.ts`), the
+ * synced temporary-file writes in `file-write-temp.ts`.
  */
 import { promises as fsp, constants as fsc } from 'node:fs';
-import { basename, join } from 'node:path';
-import { OdaError, isOdaError } from '../lib/errors.ts';
+import { join } from 'node:path';
+import { OdaError } from '../lib/errors.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import {
   type AppendOptions,
@@ -25,18 +27,19 @@ import {
 } from './store.ts';
 import type { Event, Header, NewEvent } from './format/current.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
-import { ChatRemoved, isChatId, notFound, pathInside } from './chat-id.ts';
+import { ChatRemoved, isChatId, pathInside } from './chat-id.ts';
 import { batchBytes, headerLine, prepareBatch, prepareSeed } from './event-batch.ts';
-import { openChatFile, type ChatFile, type SetAside } from './chat-file.ts';
-import { AppendFile, SYNC_DELAY_MS, type FsyncMode } from './append-file.ts';
+import type { ChatFile } from './chat-file.ts';
+import { SYNC_DELAY_MS, type FsyncMode } from './append-file.ts';
 import { rowOfOpenChat, type RebuildSource } from './chat-index-rebuild.ts';
 import type { ChatListQuery, ChatPage } from './chat-page.ts';
 import { StoreFileIndex } from './store-file-index.ts';
-import { readEventLines, readEvents } from './file-read-events.ts';
+import { checkedHeader, checkedRead, checkedReadLines } from './file-checked-reads.ts';
 import { createWhole, syncDir, writeTemp } from './file-write-temp.ts';
 import { CreationSync } from './creation-sync.ts';
 import { readCheckpointFile, removeOlderCheckpointFiles, writeCheckpointFile } from './file-checkpoints.ts';
 import { claimDataDir, type DataDirClaim } from './data-dir-claim.ts';
+import { OpenChats, removed } from './file-open-chats.ts';
 
 /** What the file store tells the operator (`IndexLog` with a level for housekeeping). */
 export type StoreLog = (
@@ -74,21 +77,6 @@ export interface FileLogBackendOptions {
   claim?: boolean;
 }
 
-/** A chat in memory: its opening, and its state once opened. */
-interface OpenChat {
-  opening: Promise<ChatFile | undefined>;
-  file?: ChatFile;
-}
-
-/** A chat file removed while it was open. */
-const removed = (err: unknown): boolean => (err as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
-
-/** A chat found gone while being opened again: absent rather than a 404. */
-const absentIfNotFound = (err: unknown): undefined => {
-  if (isOdaError(err) && err.code === 'ODA_ERR_NOT_FOUND') return undefined;
-  throw err;
-};
-
 const changedUnder = (id: string) =>
   new OdaError('ODA_ERR_STORE_UNAVAILABLE', 503, `chat ${id} changed while it was being appended to; retry`);
 
@@ -97,16 +85,11 @@ export class FileLogBackend implements LogBackend {
   readonly dataDir: string;
   readonly chatsDir: string;
   readonly checkpointsDir: string;
-  private readonly clock: Clock;
   private readonly appendMutex = new KeyedMutex();
   private readonly chatMutex = new KeyedMutex();
-  /** Open chats (line offsets, header), least recently used first. */
-  private readonly open = new Map<string, OpenChat>();
-  /** Append handles by chat, in least-recently-used order. */
-  private readonly writers = new Map<string, AppendFile>();
+  /** Open chats and append handles, least recently used first. */
+  private readonly open: OpenChats;
   private readonly fsync: FsyncMode;
-  private readonly maxOpenFiles: number;
-  private readonly maxOpenChats: number;
   private readonly index: StoreFileIndex;
   private readonly claim: DataDirClaim | undefined;
   private readonly log: StoreLog | undefined;
@@ -117,13 +100,20 @@ export class FileLogBackend implements LogBackend {
     // First: a store refused its dataDir has touched nothing in it.
     this.claim = opts.claim ? claimDataDir(opts.dataDir, { log: opts.log }) : undefined;
     this.fsync = opts.fsync ?? 'batch';
-    this.maxOpenFiles = opts.maxOpenFiles ?? 256;
-    this.maxOpenChats = opts.maxOpenChats ?? 1000;
     this.dataDir = opts.dataDir;
     this.chatsDir = join(opts.dataDir, 'chats');
     this.checkpointsDir = join(opts.dataDir, 'checkpoints');
-    this.clock = opts.clock ?? systemClock;
     this.log = opts.log;
+    this.open = new OpenChats({
+      pathOf: (id) => this.pathOf(id),
+      appendMutex: this.appendMutex,
+      fsync: this.fsync,
+      maxOpenFiles: opts.maxOpenFiles ?? 256,
+      maxOpenChats: opts.maxOpenChats ?? 1000,
+      clock: opts.clock ?? systemClock,
+      log: opts.log,
+      onAbsent: (id) => this.index.forget(id),
+    });
     this.creations = new CreationSync(this.chatsDir, SYNC_DELAY_MS);
     this.index = new StoreFileIndex({
       dataDir: opts.dataDir,
@@ -133,70 +123,9 @@ export class FileLogBackend implements LogBackend {
     });
   }
 
-  /** Tells the operator what opening a chat set aside (a crash cut its last write short). */
-  private reportSetAside(id: string, what: SetAside): void {
-    const fields = { chatId: id, setAside: basename(what.path), bytes: what.bytes };
-    if (what.kind === 'line') {
-      this.log?.('warn', 'chat log: a torn last line was set aside', { ...fields, events: what.events });
-    } else {
-      this.log?.(
-        'warn',
-        'chat log: a chat file without a whole header was set aside; the chat starts anew',
-        fields,
-      );
-    }
-  }
-
   /** The path of a chat's log file (the original generation). Refuses malformed ids. */
   pathOf(id: string): string {
     return pathInside(this.chatsDir, id, '.jsonl');
-  }
-
-  /** The chat's open state, opening (and indexing, repairing, converting) it on first use. */
-  private chat(id: string): Promise<ChatFile | undefined> {
-    const known = this.open.get(id);
-    if (known) {
-      // Most recently used last.
-      this.open.delete(id);
-      this.open.set(id, known);
-      return known.opening;
-    }
-    const path = this.pathOf(id);
-    const entry: OpenChat = {
-      opening: openChatFile(id, path, this.clock.now(), (what) => this.reportSetAside(id, what)),
-    };
-    this.open.set(id, entry);
-    entry.opening.then(
-      (c) => {
-        // An absent chat is not remembered: it may be created by another process later.
-        if (c === undefined && this.open.get(id) === entry) this.open.delete(id);
-        else entry.file = c;
-        // A chat still listed whose file is gone (removed by hand) is listed no more.
-        if (c === undefined) this.index.forget(id);
-      },
-      () => this.open.get(id) === entry && this.open.delete(id),
-    );
-    this.dropLeastUsed();
-    return entry.opening;
-  }
-
-  /**
-   * Forgets the least recently used chats beyond `maxOpenChats`. A chat still opening or with an
-   * append under way stays (reopening it then could see a write in progress as a torn line).
-   */
-  private dropLeastUsed(): void {
-    if (this.open.size <= this.maxOpenChats) return;
-    for (const [id, entry] of this.open) {
-      if (this.open.size <= this.maxOpenChats) return;
-      if (!entry.file || this.appendMutex.busy(id)) continue;
-      this.open.delete(id);
-    }
-  }
-
-  private async existing(id: string): Promise<ChatFile> {
-    const c = await this.chat(id);
-    if (!c) throw notFound(id);
-    return c;
   }
 
   async create(header: Header, seed: readonly Event[] = []): Promise<'created' | 'exists'> {
@@ -205,7 +134,7 @@ export class FileLogBackend implements LogBackend {
     const prepared = prepareSeed(seed);
     const data = batchBytes(prepared, first);
     return this.appendMutex.run(header.id, async () => {
-      if (await this.chat(header.id)) return 'exists';
+      if (await this.open.chat(header.id)) return 'exists';
       await fsp.mkdir(this.chatsDir, { recursive: true });
       // `batch`: the new file and its name are synced in the background, as appends are
       // (`CreationSync`); `always`: before the chat is acknowledged.
@@ -221,9 +150,7 @@ export class FileLogBackend implements LogBackend {
         pos += bytes;
       }
       const file: ChatFile = { id: header.id, path, header, offsets, size: pos, lastAt: seed.at(-1)?.at };
-      this.open.delete(header.id);
-      this.open.set(header.id, { opening: Promise.resolve(file), file });
-      this.dropLeastUsed();
+      this.open.created(file);
       this.index.record({
         id: header.id,
         createdAt: header.createdAt,
@@ -240,24 +167,13 @@ export class FileLogBackend implements LogBackend {
 
   async header(id: string): Promise<Header | undefined> {
     if (!isChatId(id)) return undefined;
-    return (await this.chat(id))?.header;
+    return (await this.open.chat(id))?.header;
   }
 
-  /**
-   * `header`, once the chat's file is found still there (one `access`): a chat open in memory
-   * answers `header` without looking, also after its file was removed behind the store. A chat
-   * found gone is forgotten as by `read` (and leaves the index): no header.
-   */
+  /** `header`, once the chat's file is found still there (`checkedHeader`). */
   async checkedHeader(id: string): Promise<Header | undefined> {
     if (!isChatId(id)) return undefined;
-    const c = await this.chat(id);
-    if (!c) return undefined;
-    try {
-      await fsp.access(c.path);
-      return c.header;
-    } catch (err) {
-      return (await this.reopenGone(id, c, err).catch(absentIfNotFound))?.header;
-    }
+    return checkedHeader(this.open, id);
   }
 
   async append(
@@ -268,17 +184,17 @@ export class FileLogBackend implements LogBackend {
     opts: AppendOptions = {},
   ): Promise<Event[]> {
     return this.appendMutex.run(id, async () => {
-      const c = await this.existing(id);
+      const c = await this.open.existing(id);
       if (expectedCount !== undefined && c.offsets.length !== expectedCount) throw changedUnder(id);
       const batch = prepareBatch(events, c.offsets.length, now, opts.built);
       if (batch.events.length === 0) return [];
       const data = batchBytes(batch);
       try {
-        await this.writer(id, c.path).append(data, c.size);
+        await this.open.writer(id, c.path).append(data, c.size);
       } catch (err) {
         // Reopen next time: if the undo failed too, opening sets the partial bytes aside.
-        this.open.delete(id);
-        await this.dropWriter(id);
+        this.open.forget(id);
+        await this.open.dropWriter(id);
         if (removed(err)) throw new ChatRemoved(id);
         throw new OdaError('ODA_ERR_LOG_WRITE', 500, `could not append to chat log ${id}`, { cause: err });
       }
@@ -296,51 +212,17 @@ export class FileLogBackend implements LogBackend {
     });
   }
 
-  async read(id: string, offset: number, length?: number): Promise<Event[]> {
-    const c = await this.existing(id);
-    try {
-      const events = await readEvents(c, offset, length);
-      // An empty range reads nothing from the file: check that it is still there, so a chat whose
-      // file was removed is a 404 here as in the Redis store, not an empty read for ever (a live
-      // tail at the end of the log reads only such ranges).
-      if (events.length === 0) await fsp.access(c.path);
-      return events;
-    } catch (err) {
-      return readEvents(await this.reopenGone(id, c, err), offset, length);
-    }
-  }
-
-  /**
-   * A read failed with `err`: if the chat's file was removed behind the store, forgets the chat's
-   * state (once no append is under way) and opens it again: a 404 that drops its row, unless it
-   * opens afresh (a converted chat's original is still there). Other errors are thrown as they are.
-   */
-  private async reopenGone(id: string, c: ChatFile, err: unknown): Promise<ChatFile> {
-    if (!removed(err)) throw err;
-    await this.appendMutex.run(id, async () => {
-      if (this.open.get(id)?.file === c) this.open.delete(id);
-      await this.dropWriter(id);
-    });
-    return this.existing(id);
-  }
-
-  /** `lines` of chat `id`, open as `c`; a file found gone while reading is handled as by `read`. */
-  private async *linesOf(id: string, c: ChatFile, lines: AsyncIterable<string>): AsyncGenerator<string> {
-    try {
-      yield* lines;
-    } catch (err) {
-      await this.reopenGone(id, c, err);
-      throw err;
-    }
+  read(id: string, offset: number, length?: number): Promise<Event[]> {
+    return checkedRead(this.open, id, offset, length);
   }
 
   async count(id: string): Promise<number> {
-    return (await this.existing(id)).offsets.length;
+    return (await this.open.existing(id)).offsets.length;
   }
 
   /** The event count of a chat open in memory (this process is the file store's only writer). */
   knownCount(id: string): number | undefined {
-    return this.open.get(id)?.file?.offsets.length;
+    return this.open.file(id)?.offsets.length;
   }
 
   /** Every chat, in id order, from the index (`StoreFileIndex.list`); for tools and tests. */
@@ -358,24 +240,13 @@ export class FileLogBackend implements LogBackend {
    * than `maxBytes` of lines unless the first line alone is larger. The byte range is known from
    * the chat's line offsets, and the file is read in chunks of at most 1 MB of whole lines.
    */
-  async readLines(id: string, offset: number, maxEvents: number, maxBytes: number): Promise<EventLines> {
-    const opened = await this.existing(id);
-    let c = opened;
-    // A read at the end of the log reads nothing from the file: check it is there, as `read` does.
-    if (offset >= opened.offsets.length) {
-      try {
-        await fsp.access(opened.path);
-      } catch (err) {
-        c = await this.reopenGone(id, opened, err);
-      }
-    }
-    const read = readEventLines(c, offset, maxEvents, maxBytes);
-    return { count: read.count, lines: this.linesOf(id, c, read.lines) };
+  readLines(id: string, offset: number, maxEvents: number, maxBytes: number): Promise<EventLines> {
+    return checkedReadLines(this.open, id, offset, maxEvents, maxBytes);
   }
 
   /** How many chats this store holds state or handles for, and the size of its index. */
   stats(): StoreStats {
-    return { openChats: this.open.size, openFiles: this.writers.size, ...this.index.stats() };
+    return { ...this.open.stats(), ...this.index.stats() };
   }
 
   /** Resolves once the chat index is open and any rebuild under way has finished. */
@@ -391,8 +262,8 @@ export class FileLogBackend implements LogBackend {
   private rebuildSource(): RebuildSource {
     return {
       chatsDir: this.chatsDir,
-      openChat: (id: string) => this.open.get(id)?.file,
-      openViaStore: (id: string) => this.chat(id),
+      openChat: (id: string) => this.open.file(id),
+      openViaStore: (id: string) => this.open.chat(id),
     };
   }
 
@@ -432,36 +303,10 @@ export class FileLogBackend implements LogBackend {
     }
   }
 
-  /** The chat's append handle, opened on first use; the least recently used are closed past the cap. */
-  private writer(id: string, path: string): AppendFile {
-    let w = this.writers.get(id);
-    if (w && w.path !== path) {
-      void w.close();
-      w = undefined;
-    }
-    if (w) this.writers.delete(id);
-    else w = new AppendFile(path, this.fsync);
-    this.writers.set(id, w);
-    while (this.writers.size > this.maxOpenFiles) {
-      const [oldId, oldest] = this.writers.entries().next().value as [string, AppendFile];
-      this.writers.delete(oldId);
-      void oldest.close();
-    }
-    return w;
-  }
-
-  private async dropWriter(id: string): Promise<void> {
-    const w = this.writers.get(id);
-    this.writers.delete(id);
-    await w?.close().catch(() => undefined);
-  }
-
   async close(): Promise<void> {
     await this.appendMutex.idle();
     await this.creations.flush();
-    await Promise.all([...this.writers.values()].map((w) => w.close().catch(() => undefined)));
-    this.writers.clear();
-    this.open.clear();
+    await this.open.close();
     try {
       await this.index.close();
     } finally {
