@@ -10,7 +10,7 @@ import { isChatId } from './chat-id.ts';
 import type { RedisRun } from './redis-lock.ts';
 import { parseOrUndefined, results } from './store-redis-replies.ts';
 
-/** The key of one part of a chat (see the key list in `store-redis.ts`). */
+/** The key of one part of a chat (see the key list in `store-redis-keys.ts`). */
 type ChatKey = (id: string, part: 'header' | 'events' | 'last') => string;
 
 /** Members looked at in one window of a filtered listing, and at most in one listing. */
