@@ -48,6 +48,15 @@ describe('parseBody', () => {
       ]);
     }
     assert.deepEqual(refusal(parseInputBody, { model: 7, input: 'Hi' }), ['model must be a string', 'model']);
+    // The API takes a prompt template's own model when `model` is left out; the gateway cannot.
+    assert.deepEqual(refusal(parseInputBody, { prompt: { id: 'pmpt_1' } }), [
+      'model is required: the gateway chooses the provider by model and cannot read the model of a prompt template, so name it in the request',
+      'model',
+    ]);
+    assert.deepEqual(refusal(parseInputBody, { model: null, input: 'Hi' }), [
+      'model is required: the gateway chooses the provider by model',
+      'model',
+    ]);
     // A Chat Completions body sent to /v1/responses names the field it lacks.
     assert.deepEqual(refusal(parseInputBody, { model: 'gpt-5', messages: [] }), [
       'input must be a string or an array',

@@ -39,10 +39,24 @@ export function parseMessagesBody(body: Record<string, unknown>): { model: strin
 }
 
 /**
- * A Responses body: its model; a 400 naming `model`, or `input` when it has another type or when
- * a Chat Completions body (`messages`, no `input`) was sent to the Responses endpoint.
+ * A Responses body: its model; a 400 naming `model` (left out, as a prompt template allows, or
+ * not a string), or `input` when it has another type or when a Chat Completions body
+ * (`messages`, no `input`) was sent to the Responses endpoint.
  */
 export function parseInputBody(body: Record<string, unknown>): { model: string } {
+  // The API lets a request leave `model` out and take it from a `prompt` template stored at
+  // OpenAI; the gateway picks the provider (and the model's limits) by `model` before sending, so
+  // it says so instead of "model must be a string".
+  if (body.model === undefined || body.model === null) {
+    throw new OdaError(
+      'ODA_ERR_INVALID_REQUEST',
+      400,
+      body.prompt !== undefined && body.prompt !== null
+        ? 'model is required: the gateway chooses the provider by model and cannot read the model of a prompt template, so name it in the request'
+        : 'model is required: the gateway chooses the provider by model',
+      { param: 'model' },
+    );
+  }
   const parsed = parseWith(inputBody, body);
   if (body.input === undefined && body.messages !== undefined) {
     throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, 'input must be a string or an array', {

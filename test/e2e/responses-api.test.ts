@@ -245,6 +245,23 @@ describe('the Responses API through the gateway', () => {
     assert.match(body.error.message, /input must be a string or an array/);
     assert.equal((await fetch(`${gw.url}/v1/sessions/resp-bad`)).status, 404);
   });
+
+  test('a prompt template without model is a 400 saying the gateway needs the model; nothing is sent', async () => {
+    const before = gw.fake.requests.length;
+    // The SDK lets `model` out: the API would take the template's own model.
+    const call = client(gw, { 'x-session-id': 'resp-no-model' }).responses.create({
+      prompt: { id: 'pmpt_1', variables: { topic: 'otters' } },
+    });
+    await assert.rejects(call, (e: unknown) => {
+      assert.ok(e instanceof OpenAI.BadRequestError, String(e));
+      assert.equal(e.param, 'model');
+      assert.match(e.message, /model is required: the gateway chooses the provider by model/);
+      assert.match(e.message, /prompt template/);
+      return true;
+    });
+    assert.equal(gw.fake.requests.length, before, 'the provider was not asked');
+    assert.equal((await fetch(`${gw.url}/v1/sessions/resp-no-model`)).status, 404);
+  });
 });
 
 describe('repairs on Responses items', () => {
