@@ -220,7 +220,8 @@ export class FakeProvider {
     const body = rec.json ?? {};
     const model = typeof body.model === 'string' ? body.model : 'fake-model';
     const anthropicFormat = path === '/v1/messages' || path === '/v1/messages/count_tokens';
-    const responses = this.responsesApi.route(rec.method, path ?? '', body);
+    const query = new URL(rec.path, 'http://fake').searchParams;
+    const responses = this.responsesApi.route(rec.method, path ?? '', body, query);
     if (responses) return responses;
     const modelsReply = this.modelsReply(
       rec.method,

@@ -1,7 +1,9 @@
 /**
  * The fake provider's Responses API routes: `POST /v1/responses` (streamed and not, refusing the
- * way the API does), the stored responses (`GET`/`DELETE /v1/responses/{id}`, `cancel`,
- * `input_items`), `POST /v1/responses/input_tokens` and `POST /v1/responses/compact`.
+ * way the API does; not streamed, `background: true` is answered queued and has finished by the
+ * time it is retrieved), the stored responses (`GET`/`DELETE /v1/responses/{id}`, `cancel`,
+ * `input_items` paged by `limit`, `after`, `before` and `order`), `POST /v1/responses/input_tokens`
+ * and `POST /v1/responses/compact`.
  */
 import type { FakeProviderOptions, WireReply } from './fake-provider.ts';
 import {
@@ -30,7 +32,7 @@ export class FakeResponsesApi {
   constructor(private readonly options: () => FakeProviderOptions) {}
 
   /** The reply for a Responses route, or undefined when `path` is not one. */
-  route(method: string, path: string, body: Obj): WireReply | undefined {
+  route(method: string, path: string, body: Obj, query = new URLSearchParams()): WireReply | undefined {
     if (path === '/v1/responses' && method === 'POST') return this.create(body);
     if (path === '/v1/responses/compact' && method === 'POST') return this.compact(body);
     if (path === '/v1/responses/input_tokens' && method === 'POST') {
@@ -43,26 +45,21 @@ export class FakeResponsesApi {
     if (!stored) return { status: 404, json: responsesBodies.notFound(id) };
     switch (`${method} ${match[2] ?? ''}`) {
       case 'GET ':
+        // A background response runs on at the provider: it is done by the time it is polled.
+        if (stored.finished) stored.response = stored.finished;
+        delete stored.finished;
         return { json: stored.response };
       case 'DELETE ':
         this.stored.delete(id);
         return { json: { id, object: 'response.deleted', deleted: true } };
       case 'POST /cancel':
         if (stored.response.background !== true) return { status: 400, json: responsesBodies.cannotCancel() };
+        // A background response still running stops where it is (no output).
+        delete stored.finished;
         stored.response = { ...stored.response, status: 'cancelled' };
         return { json: stored.response };
-      case 'GET /input_items': {
-        const data = [...stored.inputItems].reverse();
-        return {
-          json: {
-            object: 'list',
-            data,
-            first_id: data[0]?.id ?? null,
-            last_id: data.at(-1)?.id ?? null,
-            has_more: false,
-          },
-        };
-      }
+      case 'GET /input_items':
+        return { json: inputItemsPage(stored.inputItems, query) };
       default:
         return { status: 405, json: responsesBodies.notFound(id) };
     }
@@ -82,10 +79,18 @@ export class FakeResponsesApi {
       CREATED_AT + this.created,
       inputTokens(request),
     );
+    // Not streamed, a background response is answered at once, queued with no output yet; it has
+    // finished by the time it is retrieved.
+    const queued = request.background === true && request.stream !== true;
+    const answered = queued ? { ...response, status: 'queued', output: [], usage: null } : response;
     if (request.store !== false) {
-      this.stored.set(ids.response, { response, inputItems: storedInputItems(request, ids.item) });
+      this.stored.set(ids.response, {
+        response: answered,
+        inputItems: storedInputItems(request, ids.item),
+        ...(queued && { finished: response }),
+      });
     }
-    if (request.stream !== true) return { json: response };
+    if (request.stream !== true) return { json: answered };
     return {
       sse: responsesEvents(response, script.pieces),
       chunkDelayMs: this.options().chunkDelayMs,
@@ -196,6 +201,42 @@ export class FakeResponsesApi {
       ),
     };
   }
+}
+
+/** An input item as the API lists it: a message typed, its string content one `input_text` part. */
+function listedItem(item: Obj): Obj {
+  if (item.role === undefined || (item.type !== undefined && item.type !== 'message')) return item;
+  const content =
+    typeof item.content === 'string' ? [{ type: 'input_text', text: item.content }] : item.content;
+  return { ...item, type: 'message', content, status: item.status ?? 'completed' };
+}
+
+/**
+ * A page of a stored response's input items as `GET /v1/responses/{id}/input_items` answers it:
+ * newest first unless `order=asc`, at most `limit` (default 20), after or before an item's id.
+ * @see https://platform.openai.com/docs/api-reference/responses/input-items
+ */
+function inputItemsPage(items: readonly Obj[], query: URLSearchParams): Obj {
+  const ordered = query.get('order') === 'asc' ? [...items] : [...items].reverse();
+  const limit = Number(query.get('limit') ?? 20);
+  const after = query.get('after');
+  const before = query.get('before');
+  let from = 0;
+  let to = ordered.length;
+  if (after !== null) from = ordered.findIndex((item) => item.id === after) + 1;
+  if (before !== null)
+    to = Math.max(
+      0,
+      ordered.findIndex((item) => item.id === before),
+    );
+  const data = ordered.slice(from, Math.min(to, from + limit)).map(listedItem);
+  return {
+    object: 'list',
+    data,
+    first_id: data[0]?.id ?? null,
+    last_id: data.at(-1)?.id ?? null,
+    has_more: from + data.length < to,
+  };
 }
 
 /** The input tokens the fake bills: a quarter of the input's JSON length. */

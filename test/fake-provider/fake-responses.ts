@@ -289,6 +289,8 @@ export function responsesFailedEvents(
 export interface StoredResponse {
   response: Obj;
   inputItems: Obj[];
+  /** A background response still running: the response it will be once retrieved. */
+  finished?: Obj;
 }
 
 /** The input items of a request as `input_items` lists them: a string input is one user message. */
