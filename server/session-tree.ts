@@ -41,7 +41,10 @@ export async function sessionTree(chatLog: ChatLog, header: Header, who: Caller)
   }
   const nodes = new Map<string, ConversationNode>();
   for (const s of summaries) {
-    const h = s.id === header.id ? header : await chatLog.header(s.id);
+    // Each chat found still stored (one stat on the file store), as the session read checks its
+    // own: a sub-agent or side chat whose log was removed behind the gateway leaves the tree (and
+    // the listing) instead of staying until something reads it.
+    const h = s.id === header.id ? header : await chatLog.checkedHeader(s.id);
     if (!h) continue;
     const c = h.conversation;
     nodes.set(s.id, {

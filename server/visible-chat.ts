@@ -17,17 +17,23 @@ export function callerOf(res: Response): Caller {
   return res.locals.caller as Caller;
 }
 
-/** The chat id and header the route's `:id` names, if the caller may see it; else 400 or 404. */
+/**
+ * The chat id and header the route's `:id` names, if the caller may see it; else 400 or 404.
+ * `checked`: the chat's log is found still stored first (`ChatLog.checkedHeader`, one stat on the
+ * file store), so a chat whose log was removed behind the gateway is the 404 of a chat that never
+ * was, not answered from what memory holds of it.
+ */
 export async function visibleChat(
   app: AppContext,
   req: Request,
   res: Response,
+  opts: { checked?: boolean } = {},
 ): Promise<{ id: string; header: ChatHeader }> {
   const who = callerOf(res);
   const given = req.params.id;
   assertChatId(given);
   const id = scopedChatId(given, who);
-  const header = await app.chatLog.header(id);
+  const header = await (opts.checked ? app.chatLog.checkedHeader(id) : app.chatLog.header(id));
   if (!header || !visibleTo(header.team, who)) {
     throw new OdaError('ODA_ERR_NOT_FOUND', 404, `no chat with id "${id}"`);
   }

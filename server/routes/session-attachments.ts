@@ -87,7 +87,8 @@ export function sessionAttachmentRoutes(app: AppContext): Router {
         param: 'sha256',
       });
     }
-    const { id, header } = await visibleChat(app, req, res);
+    // Checked: a chat whose log was removed is the 404 of a chat that never was.
+    const { id, header } = await visibleChat(app, req, res, { checked: true });
     const facts = (await referencedImages(id)).get(sha256);
     const missing = () =>
       new OdaError('ODA_ERR_NOT_FOUND', 404, `chat "${id}" holds no image with sha256 ${sha256}`);

@@ -27,7 +27,8 @@ export function sessionReceivedRoutes(app: AppContext): Router {
   const r = Router();
 
   r.get('/v1/sessions/:id/received', async (req, res) => {
-    const { id } = await visibleChat(app, req, res);
+    // Checked: a chat whose log was removed is the 404 of a chat that never was.
+    const { id } = await visibleChat(app, req, res, { checked: true });
     const q = req.query as Record<string, unknown>;
     const range = parseReadRange(q.offset, q.length);
     const length = Math.min(range.length ?? RECEIVED_PAGE_MAX, RECEIVED_PAGE_MAX);
