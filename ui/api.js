@@ -4,8 +4,10 @@
  * The page's only way to the gateway: same-origin fetch() with the caller's key in a header. The
  * key is kept in sessionStorage (this tab only, gone when it closes) and is never put in a URL.
  * The live tail reads server-sent events through fetch() streaming, because EventSource cannot
- * send a header.
+ * send a header. A wait the gateway asks (a 429 or 503 with `retry-after`) holds every read of
+ * the page until it is over (`gatewayWait`).
  */
+import { PageWait } from './page-wait.js';
 
 const KEY_ITEM = 'oda.ui.key';
 
@@ -77,6 +79,12 @@ export function badKeyChar(key) {
 let memoryKey = storedKey();
 
 /**
+ * The page's one wait the gateway asked for: every read below waits it out first, and every
+ * answer asking for one sets it, whichever read it answered.
+ */
+export const gatewayWait = new PageWait();
+
+/**
  * The key header. A stored key that cannot be sent (a character outside printable ASCII) is
  * answered like a key the gateway refused, a 401, so the page asks for another.
  * @returns {Record<string, string>}
@@ -116,10 +124,12 @@ async function fail(res) {
   } catch {
     // not JSON
   }
-  throw new ApiError(res.status, message, {
-    code,
-    retryAfterMs: retryAfterMs(res.headers.get('retry-after')),
-  });
+  const wait = retryAfterMs(res.headers.get('retry-after'));
+  if ((res.status === 429 || res.status === 503) && wait !== undefined) {
+    const rateLimited = code === 'ODA_ERR_RATE_LIMITED';
+    gatewayWait.ask(wait, rateLimited ? `the key is over its requests per minute (${message})` : message);
+  }
+  throw new ApiError(res.status, message, { code, retryAfterMs: wait });
 }
 
 /**
@@ -129,6 +139,7 @@ async function fail(res) {
  * @returns {Promise<any>}
  */
 export async function getJson(url, signal) {
+  await gatewayWait.over(signal);
   const res = await fetch(url, { headers: headers(), signal, cache: 'no-store', credentials: 'omit' });
   if (!res.ok) return fail(res);
   return res.json();
@@ -140,6 +151,7 @@ export async function getJson(url, signal) {
  * @returns {Promise<Blob>}
  */
 export async function getBlob(url) {
+  await gatewayWait.over();
   const res = await fetch(url, { headers: headers(), credentials: 'omit' });
   if (!res.ok) return fail(res);
   return res.blob();
@@ -153,6 +165,7 @@ export async function getBlob(url) {
  * @param {(event: {event: string, data: string, id: string | undefined}) => void} onEvent
  */
 export async function readEventStream(url, signal, onEvent) {
+  await gatewayWait.over(signal);
   const res = await fetch(url, {
     headers: { ...headers(), accept: 'text/event-stream' },
     signal,

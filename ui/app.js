@@ -7,11 +7,10 @@
  */
 import { byId, el, replace } from './dom.js';
 import { ApiError, badKeyChar, getJson, path, storedKey, storeKey } from './api.js';
-import { WaitAsked } from './asked-wait.js';
+import { afterAskedWait, asksWait } from './asked-wait.js';
 import { SessionList } from './session-list.js';
 import { ConversationView } from './conversation.js';
-import { sessionSummary } from './session-summary.js';
-import { conversationTree, treeKey, treeList } from './session-tree.js';
+import { SessionPanel } from './session-panel.js';
 
 const ui = {
   keyPanel: byId('key-panel', HTMLElement),
@@ -58,14 +57,12 @@ const state = {
   conversation: undefined,
   /** Routes shown so far: a route whose turn has passed stops at its next wait. */
   route: 0,
-  /** The tree shown, as its ids and counts: a refresh that finds it the same redraws nothing. */
-  treeShown: '',
   /** When the tree was last read (ms), and a read after new events already waiting. */
   treeReadAt: 0,
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   treeTimer: undefined,
-  /** The values the summary shown was drawn from: a refresh that finds them the same redraws nothing. */
-  summaryShown: '',
+  /** A read of the tree under way (or waiting as the gateway asked): the timers leave it alone. */
+  treeReading: false,
   /** The route whose session answered 404 (gone): its tree is not read again. */
   goneRoute: -1,
 };
@@ -92,8 +89,14 @@ const list = new SessionList({
   onWait: (text) => showError(text),
 });
 
-/** The open session's reads again, while the gateway asks them to wait; said above the session. */
-const treeWait = new WaitAsked('Reading the session', (text) => showSessionWait(text));
+/** The open session's summary, tree and the line that says its reads wait. */
+const panel = new SessionPanel(
+  { summary: ui.summary, tree: ui.tree, wait: ui.sessionWait },
+  () => list.items,
+  go,
+);
+/** @param {string} text */
+const sayWait = (text) => panel.say(text);
 
 function route() {
   const params = new URLSearchParams(location.hash.slice(1));
@@ -175,70 +178,43 @@ function signOut() {
 }
 
 /**
- * Draws the session's tree with the conversation shown selected.
- * @param {any} detail a `GET /v1/sessions/{id}` answer of the session
- * @param {string} session
- * @param {string} selected
- */
-function showTree(detail, session, selected) {
-  const nodes = conversationTree(detail, list.items);
-  state.treeShown = treeKey(nodes);
-  replace(ui.tree, el('h3', null, 'Conversations'), treeList(nodes, session, selected, go));
-}
-
-/**
- * Draws the session's summary, unless it is the one shown already; `keepFold` keeps the fold of
- * every read-model value open if it is (a redraw while the reader looks at it).
- * @param {any} detail a `GET /v1/sessions/{id}` answer of the session
- * @param {boolean} [keepFold]
- */
-function showSummary(detail, keepFold = false) {
-  const key = JSON.stringify([detail.header, detail.snapshot?.values, detail.usage, detail.savings]);
-  if (key === state.summaryShown) return;
-  const open = keepFold && ui.summary.querySelector('details')?.open === true;
-  state.summaryShown = key;
-  replace(ui.summary, sessionSummary(detail));
-  const fold = ui.summary.querySelector('details');
-  if (open && fold) fold.open = true;
-}
-
-/**
  * Reads the open session again and redraws its tree when conversations appeared or grew (keeping
  * the one shown selected) and its summary when its figures changed: new turns the live tail
  * brings are counted there a few seconds later, from this one read (the log is not read again).
  * Quiet: a failed read leaves both as they were (the conversation's own live badge says when the
  * gateway is out of reach or the chat is gone); a session that answers 404 is not read again
- * until it is opened again. One refused with `retry-after` (429, 503) is read again once the wait
- * is over, and not before.
+ * until it is opened again. While the gateway asks the page to wait (any of its reads refused with
+ * `retry-after`, 429 or 503) the read waits until the wait is over, saying so, and one refused so
+ * is made again then.
  */
 async function refreshTree() {
   const { session, chat, conversation } = state;
   if (!session || !chat || !conversation || ui.main.hidden || document.hidden) return;
   const turn = state.route;
-  if (state.goneRoute === turn || treeWait.held) return;
-  state.treeReadAt = Date.now();
-  let detail;
+  if (state.goneRoute === turn || state.treeReading) return;
+  const stale = () => turn !== state.route || state.conversation !== conversation;
+  state.treeReading = true;
   try {
-    detail = await getJson(path`/v1/sessions/${session}`);
-  } catch (err) {
-    // A session gone (its log removed) stays gone: asking again would only count against the key.
-    if (err instanceof ApiError && err.status === 404) state.goneRoute = turn;
-    if (turn === state.route) treeWait.hold(err, () => void refreshTree());
-    return;
+    for (let again = false; ; again = true) {
+      if (!(await afterAskedWait('Reading the session', again, sayWait, stale))) return;
+      state.treeReadAt = Date.now();
+      try {
+        const detail = await getJson(path`/v1/sessions/${session}`);
+        if (stale()) return;
+        panel.say('');
+        panel.showTree(detail, session, chat, true);
+        panel.showSummary(detail, true);
+        return;
+      } catch (err) {
+        // A session gone (its log removed) stays gone: asking again would only count against the key.
+        if (err instanceof ApiError && err.status === 404) state.goneRoute = turn;
+        if (stale()) return;
+        if (!asksWait(err)) return panel.say('');
+      }
+    }
+  } finally {
+    state.treeReading = false;
   }
-  if (turn !== state.route || state.conversation !== conversation) return;
-  showSessionWait('');
-  if (treeKey(conversationTree(detail, list.items)) !== state.treeShown) showTree(detail, session, chat);
-  showSummary(detail, true);
-}
-
-/**
- * Says above the session that its reads wait as the gateway asked (`text`), or nothing (`''`).
- * @param {string} text
- */
-function showSessionWait(text) {
-  ui.sessionWait.textContent = text;
-  ui.sessionWait.hidden = text === '';
 }
 
 /** New events in the open conversation: read the tree again soon, at most once per few seconds. */
@@ -276,10 +252,13 @@ async function showRoute() {
   // The view closed follows nothing any more.
   replace(ui.live);
   ui.live.className = 'live';
-  showSessionWait('');
+  panel.say('');
   /** Whether the summary, tree and title shown are this route's. */
   let shown = false;
   try {
+    // Picked while the gateway asks the page to wait: opened once the wait is over, unless
+    // another is picked meanwhile.
+    if (!(await afterAskedWait('Opening the session', false, sayWait, () => turn !== state.route))) return;
     let detail = await getJson(path`/v1/sessions/${session}`);
     if (turn !== state.route) return;
     /** The shown conversation's own detail, when the session's is not it. */
@@ -304,8 +283,9 @@ async function showRoute() {
       }
     }
     shown = true;
-    showSummary(detail);
-    showTree(detail, session, target);
+    panel.say('');
+    panel.showSummary(detail);
+    panel.showTree(detail, session, target);
     state.treeReadAt = Date.now();
     ui.title.textContent =
       target === session ? `Conversation ${target}` : `Conversation ${target} (of ${session})`;
@@ -344,15 +324,20 @@ async function showRoute() {
     replace(ui.live);
     ui.live.className = 'live';
     if (!shown) {
-      replace(ui.summary);
-      state.summaryShown = '';
-      replace(ui.tree);
+      panel.clear();
       ui.title.textContent = '';
     }
     // A refused key asks for another; this session loads again once one is given.
     if (err instanceof ApiError && err.status === 401) {
       replace(ui.turnsList);
       keyRefused();
+      return;
+    }
+    // Refused with a wait (429, 503 with `retry-after`): opened again once it is over.
+    if (asksWait(err)) {
+      replace(ui.turnsList);
+      const stale = () => turn !== state.route;
+      if (await afterAskedWait('Opening the session', true, sayWait, stale)) await showRoute();
       return;
     }
     replace(ui.turnsList, el('p', 'error', err instanceof Error ? err.message : String(err)));

@@ -1,71 +1,39 @@
 // @ts-check
 /**
- * The wait the gateway asks of a read the page makes on its own: a 429 (the key over its requests
- * per minute, too many calls in flight) or a 503 (a gateway shutting down, its store out of reach)
- * with `retry-after`. The sessions list and the open session's reads are not made again before
- * that wait is over, and the page says so, as the live tail does on its badge (`live-tail.js`).
+ * The page's own reads (the sessions list, the open session) while the gateway asks the page to
+ * wait (`page-wait.js`): a read held by the wait says so in its place and goes once the wait is
+ * over, unless a later one (another click, another session picked) took its place meanwhile; a
+ * read refused with such a wait is made again then. The live tail says so on its badge
+ * (`live-tail.js`).
  */
-import { ApiError } from './api.js';
+import { ApiError, gatewayWait } from './api.js';
 
 /**
- * The wait `err` asks for before the read is made again, and its cause in words; undefined when
- * it is not a 429 or 503 with `retry-after`.
+ * True when `err` asked the page to wait (a 429 or 503 with `retry-after`) and the wait is on: the
+ * read it refused is made again once it is over.
  * @param {unknown} err
- * @returns {{ ms: number, why: string } | undefined}
  */
-function askedWait(err) {
-  if (!(err instanceof ApiError) || err.retryAfterMs === undefined) return undefined;
-  if (err.status !== 429 && err.status !== 503) return undefined;
-  const why =
-    err.code === 'ODA_ERR_RATE_LIMITED'
-      ? `the key is over its requests per minute (${err.message})`
-      : err.message;
-  return { ms: err.retryAfterMs, why };
+export function asksWait(err) {
+  return (
+    err instanceof ApiError &&
+    (err.status === 429 || err.status === 503) &&
+    err.retryAfterMs !== undefined &&
+    gatewayWait.held
+  );
 }
 
 /**
- * One of the page's own reads while the gateway asks it to wait: `hold` says so ("Reading the
- * sessions again in 40 s (as the gateway asked): …") and makes the read again once the wait is
- * over; `held` is true until then, so the read's timer leaves it alone.
+ * Waits out the page's wait, if there is one, saying so with `say` ("Reading the sessions again
+ * in 40 s (as the gateway asked): …"). Resolves false when the read is no longer wanted once the
+ * wait is over (`stale`), true when it may go.
+ * @param {string} reading what waits, as the page says it ("Reading the sessions")
+ * @param {boolean} again the read was itself refused
+ * @param {(text: string) => void} say
+ * @param {() => boolean} stale
  */
-export class WaitAsked {
-  /**
-   * @param {string} reading what is read again, as the page says it ("Reading the sessions")
-   * @param {(text: string) => void} say shows the page's words
-   */
-  constructor(reading, say) {
-    this.reading = reading;
-    this.say = say;
-    /** @type {ReturnType<typeof setTimeout> | undefined} */
-    this.timer = undefined;
-  }
-
-  /** True while the read waits as the gateway asked. */
-  get held() {
-    return this.timer !== undefined;
-  }
-
-  /**
-   * A read failed with `err`: when it asks for a wait, says so and runs `again` once it is over
-   * (a wait asked earlier is replaced). False when `err` asks for none.
-   * @param {unknown} err
-   * @param {() => void} again
-   */
-  hold(err, again) {
-    const wait = askedWait(err);
-    if (!wait) return false;
-    this.say(`${this.reading} again in ${Math.ceil(wait.ms / 1000)} s (as the gateway asked): ${wait.why}`);
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      again();
-    }, wait.ms);
-    return true;
-  }
-
-  /** A read was answered: a read still waiting to be made again has no cause left. */
-  answered() {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-  }
+export async function afterAskedWait(reading, again, say, stale) {
+  if (!gatewayWait.held) return !stale();
+  say(gatewayWait.said(reading, again));
+  await gatewayWait.over();
+  return !stale();
 }

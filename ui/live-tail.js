@@ -6,9 +6,10 @@
  * or a bad request (400) stop it, the 401 asking for a key; a drop, a refusal over the tail cap
  * or the key's rate (429), a log the gateway could not read or a gateway shutting down try again
  * after a wait that doubles up to 30 s, and never before the gateway's `retry-after`, the badge
- * saying when.
+ * saying when. While the gateway asks the page to wait (any read of the page refused with
+ * `retry-after`), the tail connects once the wait is over, the badge saying so.
  */
-import { ApiError, path, readEventStream } from './api.js';
+import { ApiError, gatewayWait, path, readEventStream } from './api.js';
 import { parseData, sleep } from './event-reads.js';
 
 const RECONNECT_MS = 2000;
@@ -32,6 +33,11 @@ export async function followTail(opts) {
     let gone = false;
     /** @type {number | undefined} the gateway's `retry-after`, when it is longer than the backoff */
     let asked;
+    if (gatewayWait.held) {
+      setLive(gatewayWait.said('Connecting', false), 'off');
+      await gatewayWait.over(signal).catch(() => undefined);
+      if (signal.aborted) return;
+    }
     setLive('Connecting…', '');
     try {
       await readEventStream(path`/v1/sessions/${chatId}/tail?from=${opts.from()}`, signal, (m) => {

@@ -3,11 +3,13 @@
  * The sessions list as the page shows it: its filters, its pages (Older, Newest) and their
  * numbering, and the rule that only the answer to the latest query is drawn. Answers can come
  * back out of order (a slow unfiltered page, then a quick filtered one): an earlier query's late
- * answer, or its failure, is dropped. A read the gateway asks to wait (a 429 or 503 with
- * `retry-after`) is made again once the wait is over, and the list is not read again before.
+ * answer, or its failure, is dropped. While the gateway asks the page to wait (a 429 or 503 with
+ * `retry-after`, to this list or any other read of the page) the list is not read: a read refused
+ * so is made again once the wait is over, and a page asked for meanwhile (Newest, Older, Filter)
+ * goes then, the latest one only; the page says so.
  */
-import { ApiError } from './api.js';
-import { WaitAsked } from './asked-wait.js';
+import { ApiError, gatewayWait } from './api.js';
+import { afterAskedWait, asksWait } from './asked-wait.js';
 import { listSessions, renderSessions } from './sessions.js';
 
 /**
@@ -39,10 +41,8 @@ export class SessionList {
     this.askedFilters = this.shownFilters;
     /** Queries made so far: an answer is drawn only when its query is still the latest. */
     this.query = 0;
-    /** Queries not answered yet. */
+    /** Queries not answered yet (waiting for the gateway's wait to be over included). */
     this.pending = 0;
-    /** A read refused with `retry-after`, made again once the gateway's wait is over. */
-    this.wait = new WaitAsked('Reading the sessions', opts.onWait);
     opts.form.addEventListener('submit', (event) => {
       event.preventDefault();
       void this.first().catch(opts.onError);
@@ -81,7 +81,7 @@ export class SessionList {
    * a person asked for; nor does it read while the list waits as the gateway asked.
    */
   async refresh(background = false) {
-    if (background && (this.pending > 0 || this.wait.held)) return true;
+    if (background && (this.pending > 0 || gatewayWait.held)) return true;
     return this.load(this.askedFilters, undefined, [undefined]);
   }
 
@@ -98,8 +98,9 @@ export class SessionList {
   /**
    * Loads the page that starts at `cursor` and shows it if no later query was made meanwhile. A 401
    * asks for a key (false); a refused `fresh` filter lists nothing rather than the page before it.
-   * A refusal with `retry-after` (429, 503) is said, and the page is read again once the wait is
-   * over, unless another query was made meanwhile.
+   * While the gateway asks the page to wait, the read waits (saying so) and then goes, unless
+   * another query was made meanwhile; one refused with such a wait (429, 503 with `retry-after`)
+   * is made again once the wait is over.
    * @param {Filters} filters
    * @param {string | undefined} cursor
    * @param {(string | undefined)[]} cursors the pages up to this one once it is shown
@@ -109,12 +110,33 @@ export class SessionList {
   async load(filters, cursor, cursors, fresh = false) {
     const query = ++this.query;
     if (cursor === undefined) this.askedFilters = filters;
-    const { pageNext, pageInfo } = this.opts;
     this.pending += 1;
+    try {
+      for (let again = false; ; again = true) {
+        const stale = () => query !== this.query;
+        if (!(await afterAskedWait('Reading the sessions', again, this.opts.onWait, stale))) return true;
+        const shown = await this.read(query, filters, cursor, cursors, fresh);
+        if (shown !== 'wait') return shown;
+      }
+    } finally {
+      this.pending -= 1;
+    }
+  }
+
+  /**
+   * One read of `load`: 'wait' when the gateway asked the page to wait (read again once it is over).
+   * @param {number} query
+   * @param {Filters} filters
+   * @param {string | undefined} cursor
+   * @param {(string | undefined)[]} cursors
+   * @param {boolean} fresh
+   * @returns {Promise<boolean | 'wait'>}
+   */
+  async read(query, filters, cursor, cursors, fresh) {
+    const { pageNext, pageInfo } = this.opts;
     try {
       const page = await listSessions(filters, cursor);
       if (query !== this.query) return true;
-      this.wait.answered();
       this.opts.onShown();
       this.items = page.items;
       this.nextCursor = page.nextCursor;
@@ -139,13 +161,8 @@ export class SessionList {
         this.draw([]);
         pageNext.disabled = true;
       }
-      const again = () => {
-        if (query === this.query) void this.load(filters, cursor, cursors, fresh).catch(this.opts.onError);
-      };
-      if (this.wait.hold(err, again)) return true;
+      if (asksWait(err)) return 'wait';
       throw err;
-    } finally {
-      this.pending -= 1;
     }
   }
 }
