@@ -47,6 +47,9 @@ export class RedisConnection {
   /** Fails each operation waiting for a reply, when the connection drops. */
   private readonly waiting = new Set<(err: Error) => void>();
   private waitingForReady: Promise<boolean> | undefined;
+  /** Settles when the first connection attempt has: connected, failed, or run out of time. */
+  private readonly firstAttempt: Promise<void>;
+  private firstAttemptOver = false;
   private errorReported = false;
   private closed = false;
 
@@ -70,6 +73,20 @@ export class RedisConnection {
     this.redis.on('ready', () => {
       this.errorReported = false;
     });
+    // A call made while the very first attempt is still under way (the first requests after start,
+    // on a busy machine) waits for that attempt, up to its connect timeout, rather than only
+    // `readyWaitMs`: a Redis not yet reached is not a Redis that is down.
+    this.firstAttempt = new Promise<void>((resolve) => {
+      const over = () => {
+        clearTimeout(timer);
+        this.firstAttemptOver = true;
+        for (const event of ['ready', 'error', 'end'] as const) this.redis.off(event, over);
+        resolve();
+      };
+      const timer = setTimeout(over, opts.connectTimeoutMs);
+      timer.unref();
+      for (const event of ['ready', 'error', 'end'] as const) this.redis.on(event, over);
+    });
     // Without the resend, ioredis drops the unanswered commands silently (until their timeout).
     this.redis.on('close', () => {
       const dropped = [...this.waiting];
@@ -82,9 +99,18 @@ export class RedisConnection {
     return this.redis.status;
   }
 
+  /** True once connected; a call during the first attempt waits for it first (see the constructor). */
+  private async connected(): Promise<boolean> {
+    if (this.redis.status === 'ready') return true;
+    if (!this.firstAttemptOver) {
+      await this.firstAttempt;
+      if (this.redis.status === 'ready') return true;
+    }
+    return this.waitForReady();
+  }
+
   /** Resolves true once connected, false when not connected within `readyWaitMs`. */
-  private connected(): Promise<boolean> {
-    if (this.redis.status === 'ready') return Promise.resolve(true);
+  private waitForReady(): Promise<boolean> {
     if (this.closed || this.redis.status === 'end') return Promise.resolve(false);
     this.waitingForReady ??= new Promise<boolean>((resolve) => {
       const done = (ok: boolean) => {
