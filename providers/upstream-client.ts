@@ -36,6 +36,16 @@ export const MAX_ERROR_BODY_BYTES = 4 * 1024 * 1024;
  */
 export const MAX_WHOLE_ANSWER_BYTES = 64 * 1024 * 1024;
 
+/**
+ * True when an answer's headers name an event stream. Media types are case-insensitive (RFC 9110,
+ * 8.3.1): `Text/Event-Stream; charset=UTF-8` is a stream too, passed on as it arrives.
+ */
+export function isEventStream(headers: IncomingHttpHeaders): boolean {
+  return String(headers['content-type'] ?? '')
+    .toLowerCase()
+    .includes('text/event-stream');
+}
+
 /** Why an upstream call failed; stable codes for the repair loop. */
 export class UpstreamError extends Error {
   constructor(
@@ -214,7 +224,7 @@ export class UpstreamClient {
       // is decoded here, so every reader sees the answer's own bytes.
       const decoded = decodedBody(res.body as unknown as UpstreamResponse['body'], headers);
       if (res.statusCode >= 200 && res.statusCode < 300) {
-        const stream = String(decoded.headers['content-type'] ?? '').includes('text/event-stream');
+        const stream = isEventStream(decoded.headers);
         const raw = decoded.body;
         // The provider's bytes as they come, before `masked` makes iteration yield masked chunks.
         const chunks = raw[Symbol.asyncIterator].bind(raw);

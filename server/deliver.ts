@@ -2,7 +2,7 @@
 import type { Response } from 'express';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FormatAdapter, NormalizedResponse } from '../providers/provider.ts';
-import { toUpstreamError, type UpstreamResponse } from '../providers/upstream-client.ts';
+import { isEventStream, toUpstreamError, type UpstreamResponse } from '../providers/upstream-client.ts';
 import type { RepairLoopResult } from '../middleware/repair-loop.ts';
 import { SseReader } from '../lib/sse-reader.ts';
 import { isClientGone } from './client-gone.ts';
@@ -94,8 +94,7 @@ export async function deliverSuccess(
 ): Promise<DeliveryOutcome> {
   copyHeaders(res, upstream.headers);
   res.status(upstream.status);
-  const contentType = String(upstream.headers['content-type'] ?? '');
-  if (contentType.includes('text/event-stream')) {
+  if (isEventStream(upstream.headers)) {
     res.flushHeaders();
     const acc = adapter.createStreamAccumulator();
     const reader = new SseReader((event, data) => {

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import type { ProviderConfig } from '../config/config.ts';
 import { OdaError } from '../lib/errors.ts';
 import type { FormatAdapter } from '../providers/provider.ts';
-import { toUpstreamError } from '../providers/upstream-client.ts';
+import { isEventStream, toUpstreamError } from '../providers/upstream-client.ts';
 import { buildUpstreamUrl } from '../providers/upstream-url.ts';
 import type { AppContext } from './app-context.ts';
 import { copyHeaders } from './deliver.ts';
@@ -79,7 +79,7 @@ export async function forwardAsIs(
   );
   copyHeaders(res, up.headers);
   res.status(up.status);
-  if (String(up.headers['content-type'] ?? '').includes('text/event-stream')) res.flushHeaders();
+  if (isEventStream(up.headers)) res.flushHeaders();
   try {
     // Read by iterating it: an event stream is masked as it is read (the upstream client's body).
     await pipeline(async function* () {

@@ -6,7 +6,7 @@
  */
 import { Readable } from 'node:stream';
 import type { FormatAdapter, SseEventText } from '../../providers/provider.ts';
-import { toUpstreamError, type UpstreamResponse } from '../../providers/upstream-client.ts';
+import { isEventStream, toUpstreamError, type UpstreamResponse } from '../../providers/upstream-client.ts';
 import { SseReader } from '../../lib/sse-reader.ts';
 
 /** Most bytes read ahead while waiting for the first output event. */
@@ -29,7 +29,7 @@ export async function peekStreamStart(
 ): Promise<UpstreamResponse> {
   const peek = adapter.peekStreamStart;
   if (!peek || res.status < 200 || res.status >= 300) return res;
-  if (!String(res.headers['content-type'] ?? '').includes('text/event-stream')) return res;
+  if (!isEventStream(res.headers)) return res;
 
   const events: SseEventText[] = [];
   const reader = new SseReader((event, data) => events.push({ event, data }));
