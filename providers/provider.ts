@@ -143,6 +143,11 @@ export interface FormatAdapter {
   normalizeRequest(body: Record<string, unknown>, opts?: NormalizeOptions): NormalizedRequest;
   normalizeResponse(json: unknown): NormalizedResponse;
   createStreamAccumulator(): StreamAccumulator;
+  /**
+   * The provider's message when a 2xx JSON answer says the call failed (an error body sent with
+   * 200, a failed response); undefined for an answer.
+   */
+  answerFailure(json: unknown): string | undefined;
   /** Classifies a refusal from status, headers and body text; `imageCount` = images the request carried. */
   classifyRefusal(status: number, bodyText: string, imageCount: number): Refusal;
   /** The format's error body for an error the gateway raises. */

@@ -69,7 +69,10 @@ export interface DeliveryOutcome {
   /** False when the stream ended early (client gone, upstream reset or idle timeout). */
   complete: boolean;
   response: NormalizedResponse | undefined;
-  /** Why a streamed answer failed, when the provider said so inside the stream (its message). */
+  /**
+   * Why an answer failed although its status is a 2xx: the provider said so inside the stream or
+   * in its JSON body (its message), or the body of an answer read whole is not JSON.
+   */
   failure?: string;
 }
 
@@ -164,14 +167,27 @@ export async function deliverSuccess(
     // gateway's error instead: the caller logs the call as failed with what the client got.
     throw toUpstreamError(err);
   }
+  // The client gets the answer as sent; the log says when it is not one: an error body sent with
+  // a 2xx, a failed response, or a body that is not JSON at all (an empty one, a proxy's page).
   let response: NormalizedResponse | undefined;
+  let failure: string | undefined;
+  let json: unknown;
   try {
-    response = adapter.normalizeResponse(JSON.parse(text));
+    json = JSON.parse(text);
   } catch {
-    response = undefined;
+    failure = `the provider's answer (HTTP ${upstream.status}) is ${text.trim() === '' ? 'empty' : 'not JSON'}`;
+  }
+  if (failure === undefined) {
+    failure = adapter.answerFailure(json);
+    response = safeResult(() => adapter.normalizeResponse(json));
   }
   if (response?.responseId !== undefined) await onResponseId?.(response.responseId);
-  const outcome: DeliveryOutcome = { streamed: false, complete: true, response };
+  const outcome: DeliveryOutcome = {
+    streamed: false,
+    complete: true,
+    response,
+    ...(failure !== undefined ? { failure } : {}),
+  };
   await beforeEnd(outcome);
   res.end(text);
   return outcome;

@@ -1,4 +1,5 @@
 import type { GatewayErrorInfo } from '../provider.ts';
+import { isObj, str } from '../wire-json.ts';
 
 const TYPES: Record<GatewayErrorInfo['kind'], string> = {
   invalid_request: 'invalid_request_error',
@@ -31,4 +32,16 @@ export function anthropicErrorText(bodyText: string): string {
     // not JSON: classify on the raw text
   }
   return bodyText;
+}
+
+/**
+ * The message of an error body sent as a 2xx answer (a proxy or compatible server that answers
+ * 200 with `{"type":"error","error":{...}}`, or the edge's shape without a top-level `type`), or
+ * undefined for a message.
+ * @see https://docs.anthropic.com/en/api/errors
+ */
+export function anthropicInBandError(value: unknown): string | undefined {
+  if (!isObj(value) || !(value.type === 'error' || (value.type === undefined && isObj(value.error))))
+    return undefined;
+  return (isObj(value.error) ? str(value.error.message) : undefined) || 'error';
 }

@@ -1,7 +1,7 @@
 import type { FormatAdapter } from '../provider.ts';
 import { conversationMessageCount, messagesList, positiveInt } from '../wire-messages.ts';
 import { parseMessagesBody } from '../parse-body.ts';
-import { anthropicErrorBody } from './anthropic-error.ts';
+import { anthropicErrorBody, anthropicInBandError } from './anthropic-error.ts';
 import { classifyAnthropicRefusal } from './anthropic-refusal-classifier.ts';
 import { createAnthropicRequestView } from './request-view.ts';
 import {
@@ -23,6 +23,7 @@ export const anthropicFormat: FormatAdapter = {
   normalizeRequest: normalizeAnthropicRequest,
   normalizeResponse: normalizeAnthropicResponse,
   createStreamAccumulator: createAnthropicStreamAccumulator,
+  answerFailure: anthropicInBandError,
   classifyRefusal: classifyAnthropicRefusal,
   errorBody: anthropicErrorBody,
   authHeaders: (apiKey) => ({ 'x-api-key': apiKey }),

@@ -1,4 +1,5 @@
 import type { GatewayErrorInfo } from '../provider.ts';
+import { isObj, str } from '../wire-json.ts';
 
 const TYPES: Record<GatewayErrorInfo['kind'], string> = {
   invalid_request: 'invalid_request_error',
@@ -33,4 +34,20 @@ export function openaiErrorText(bodyText: string): string {
   const o = first as Record<string, unknown>;
   const err = (o.error && typeof o.error === 'object' ? o.error : o) as Record<string, unknown>;
   return [err.code, err.type, err.status, err.message].filter((v) => v !== undefined && v !== null).join(' ');
+}
+
+/**
+ * The message of an error the provider reports inside a 2xx answer, or undefined for any other
+ * value: `{"error":{"message":...}}` (OpenRouter, vLLM; as a stream chunk or as a whole JSON answer
+ * sent with 200), a bare `{"object":"error","message":...}` (vLLM's `ErrorResponse` as older
+ * compatible servers send it), or Gemini's array of those. See
+ * https://openrouter.ai/docs/api-reference/errors#error-during-streaming and vLLM's
+ * `create_streaming_error_response` (vllm/entrypoints/openai/serving_engine.py).
+ */
+export function openaiInBandError(value: unknown): string | undefined {
+  const first: unknown = Array.isArray(value) ? value[0] : value;
+  if (!isObj(first)) return undefined;
+  if (isObj(first.error)) return str(first.error.message) || 'error';
+  if (first.object === 'error') return str(first.message) || 'error';
+  return undefined;
 }

@@ -1,7 +1,7 @@
 import type { FormatAdapter } from '../provider.ts';
 import { conversationMessageCount, messagesList, positiveInt } from '../wire-messages.ts';
 import { parseMessagesBody } from '../parse-body.ts';
-import { openaiErrorBody } from './openai-error.ts';
+import { openaiErrorBody, openaiInBandError } from './openai-error.ts';
 import { classifyOpenaiRefusal } from './openai-refusal-classifier.ts';
 import { createOpenaiRequestView } from './request-view.ts';
 import { normalizeOpenaiRequest, normalizeOpenaiResponse } from './normalize.ts';
@@ -19,6 +19,7 @@ export const openaiFormat: FormatAdapter = {
   normalizeRequest: normalizeOpenaiRequest,
   normalizeResponse: normalizeOpenaiResponse,
   createStreamAccumulator: createOpenaiStreamAccumulator,
+  answerFailure: openaiInBandError,
   classifyRefusal: classifyOpenaiRefusal,
   errorBody: openaiErrorBody,
   authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),

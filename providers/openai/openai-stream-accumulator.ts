@@ -6,20 +6,8 @@
  */
 import type { StreamAccumulator } from '../provider.ts';
 import { isObj, str, type Obj } from '../wire-json.ts';
+import { openaiInBandError } from './openai-error.ts';
 import { normalizeOpenaiResponse } from './normalize.ts';
-
-/**
- * The message of a chunk that reports an error inside a 200 stream, or undefined for any other
- * chunk: `{"error":{"message":...}}` (OpenRouter, vLLM) or a bare `{"object":"error","message":...}`
- * (vLLM's `ErrorResponse` as older compatible servers stream it). See
- * https://openrouter.ai/docs/api-reference/errors#error-during-streaming and vLLM's
- * `create_streaming_error_response` (vllm/entrypoints/openai/serving_engine.py).
- */
-function openaiStreamError(chunk: Obj): string | undefined {
-  if (isObj(chunk.error)) return str(chunk.error.message) || 'error';
-  if (chunk.object === 'error') return str(chunk.message) || 'error';
-  return undefined;
-}
 
 interface ToolCallDraft {
   id: string;
@@ -68,7 +56,7 @@ export function createOpenaiStreamAccumulator(): StreamAccumulator {
         return;
       }
       if (!isObj(chunk)) return;
-      const error = openaiStreamError(chunk);
+      const error = openaiInBandError(chunk);
       if (error !== undefined) {
         // An error after the 200 (OpenRouter, vLLM): the answer ends here and failed, whatever
         // follows (vLLM and OpenRouter still close with `[DONE]`).

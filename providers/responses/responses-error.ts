@@ -81,3 +81,16 @@ export function httpBodyForStreamError(fields: ResponsesErrorFields, status: num
     error: { message: fields.message ?? '', type, param: fields.param ?? null, code: fields.code ?? null },
   });
 }
+
+/**
+ * The message of a 2xx JSON answer that says the call failed: an error body sent with 200
+ * (`{"error":{...}}`), or a response whose `status` is `failed` (its `error.message`); undefined
+ * for any other answer (a completed or incomplete response has `error: null`).
+ */
+export function responsesInBandError(value: unknown): string | undefined {
+  const first: unknown = Array.isArray(value) ? value[0] : value;
+  if (!isObj(first)) return undefined;
+  if (isObj(first.error)) return str(first.error.message) || 'error';
+  if (first.status === 'failed') return 'response.failed';
+  return undefined;
+}

@@ -4,7 +4,7 @@ import { positiveInt } from '../wire-messages.ts';
 import { isObj } from '../wire-json.ts';
 import { normalizeResponsesRequest, normalizeResponsesResponse, responsesInputItems } from './normalize.ts';
 import { createResponsesRequestView } from './request-view.ts';
-import { responsesErrorBody } from './responses-error.ts';
+import { responsesErrorBody, responsesInBandError } from './responses-error.ts';
 import { itemSide } from './responses-items.ts';
 import { classifyResponsesRefusal } from './responses-refusal-classifier.ts';
 import { createResponsesStreamAccumulator } from './responses-stream-accumulator.ts';
@@ -24,6 +24,7 @@ export const responsesFormat: FormatAdapter = {
   normalizeRequest: normalizeResponsesRequest,
   normalizeResponse: normalizeResponsesResponse,
   createStreamAccumulator: createResponsesStreamAccumulator,
+  answerFailure: responsesInBandError,
   classifyRefusal: classifyResponsesRefusal,
   errorBody: responsesErrorBody,
   authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),

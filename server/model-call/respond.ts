@@ -70,7 +70,8 @@ export async function respond(
           binding,
           {
             status: result.res.status,
-            // A stream the provider closed after saying the answer failed is a failed answer.
+            // A stream the provider closed after saying the answer failed, or a 2xx JSON answer
+            // that is an error body (or no JSON at all), is a failed answer.
             ok: o.complete && o.failure === undefined,
             attempts: result.attempts,
             retries: result.retries,

@@ -7,7 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
-import { openaiStream } from '../fake-provider/fake-bodies.ts';
+import { bodies, openaiStream } from '../fake-provider/fake-bodies.ts';
+import type { FakeReply } from '../fake-provider/fake-provider.ts';
 import { eventsOfType, sessionEvents } from '../helpers/session-events.ts';
 
 /** A promise and the function that settles it: a stream the test holds open mid-way. */
@@ -58,4 +59,119 @@ describe('a provider stream is relayed as it arrives', () => {
       assert.equal(eventsOfType(events, 'response')[0]?.ok, true);
     },
   );
+});
+
+interface Case {
+  name: string;
+  path: string;
+  body: Record<string, unknown>;
+  headers?: Record<string, string>;
+  reply: FakeReply;
+  error: string;
+}
+
+const chatBody = { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] };
+const messagesBody = {
+  model: 'claude-test',
+  max_tokens: 10,
+  messages: [{ role: 'user', content: 'hi' }],
+};
+const ANTHROPIC = { 'anthropic-version': '2023-06-01' };
+
+const failedAnswers: Case[] = [
+  {
+    name: 'Chat Completions: an error body sent with 200',
+    path: '/v1/chat/completions',
+    body: chatBody,
+    reply: { json: { error: { message: 'The model crashed.', type: 'server_error', code: 500 } } },
+    error: 'The model crashed.',
+  },
+  {
+    name: "Chat Completions: vLLM's bare error object sent with 200",
+    path: '/v1/chat/completions',
+    body: chatBody,
+    reply: { json: { object: 'error', message: 'Engine died.', type: 'InternalServerError', code: 500 } },
+    error: 'Engine died.',
+  },
+  {
+    name: 'Chat Completions: a body that is not JSON (a proxy page)',
+    path: '/v1/chat/completions',
+    body: chatBody,
+    reply: { text: '<html>upstream is warming up</html>', headers: { 'content-type': 'text/html' } },
+    error: "the provider's answer (HTTP 200) is not JSON",
+  },
+  {
+    name: 'Chat Completions: an empty 200',
+    path: '/v1/chat/completions',
+    body: chatBody,
+    reply: { text: '', headers: { 'content-type': 'application/json' } },
+    error: "the provider's answer (HTTP 200) is empty",
+  },
+  {
+    name: 'Messages: an overloaded_error body sent with 200',
+    path: '/v1/messages',
+    body: messagesBody,
+    headers: ANTHROPIC,
+    reply: { json: bodies.anthropicOverloaded() },
+    error: 'Overloaded',
+  },
+  {
+    name: 'Responses: a failed response',
+    path: '/v1/responses',
+    body: { model: 'gpt-test', input: 'hi', store: false },
+    reply: {
+      responses: {
+        output: [],
+        status: 'failed',
+        error: { code: 'server_error', message: 'The model failed.' },
+      },
+    },
+    error: 'The model failed.',
+  },
+];
+
+describe('a 2xx answer read whole that is not an answer is logged as failed', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startGateway();
+  });
+  after(async () => {
+    await gw.close();
+  });
+
+  for (const [i, c] of failedAnswers.entries()) {
+    test(`${c.name}: the client gets it as sent, the log a failed response; the resend continues the chat`, async () => {
+      const chat = `failed-whole-${i}`;
+      const send = () =>
+        fetch(`${gw.url}${c.path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-session-id': chat, ...c.headers },
+          body: JSON.stringify(c.body),
+        });
+      gw.fake.script(c.reply);
+      const res = await send();
+      const text = await res.text();
+      assert.equal(res.status, 200);
+      const sent = gw.fake.requests.length;
+      if ('json' in c.reply) assert.deepEqual(JSON.parse(text), c.reply.json);
+      if ('text' in c.reply) assert.equal(text, c.reply.text);
+
+      const events = await sessionEvents(gw.url, chat);
+      assert.deepEqual(
+        eventsOfType(events, 'response').map((r) => ({ status: r.status, ok: r.ok, error: r.error })),
+        [{ status: 200, ok: false, error: c.error }],
+      );
+      // No empty answer logged as the model's: the history the client sends again is the chat's.
+      assert.deepEqual(
+        eventsOfType(events, 'message').map((m) => m.role),
+        ['user'],
+      );
+      gw.clock.advance(1000);
+      const again = await send();
+      await again.text();
+      assert.equal(again.status, 200);
+      assert.equal(gw.fake.requests.length, sent + 1);
+      assert.equal(again.headers.get('x-session-id'), chat, 'the same chat goes on, not a branch');
+    });
+  }
 });
