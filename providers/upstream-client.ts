@@ -325,15 +325,18 @@ export function toUpstreamError(e: unknown): UpstreamError {
   if (err?.name === 'AbortError' || err?.code === 'UND_ERR_ABORTED') {
     return new UpstreamError('aborted', 'request aborted', { cause: e });
   }
-  if (
-    e instanceof undiciErrors.HeadersTimeoutError ||
-    e instanceof undiciErrors.BodyTimeoutError ||
-    err?.code === 'UND_ERR_HEADERS_TIMEOUT' ||
-    err?.code === 'UND_ERR_BODY_TIMEOUT'
-  ) {
-    return new UpstreamError('timeout', `provider did not answer in time (${err.message ?? err.code})`, {
+  // Each message names the setting that ran out, so a log reader knows which one to look at.
+  if (e instanceof undiciErrors.HeadersTimeoutError || err?.code === 'UND_ERR_HEADERS_TIMEOUT') {
+    return new UpstreamError('timeout', 'provider did not answer in time (timeouts.firstByteMs)', {
       cause: e,
     });
+  }
+  if (e instanceof undiciErrors.BodyTimeoutError || err?.code === 'UND_ERR_BODY_TIMEOUT') {
+    return new UpstreamError(
+      'timeout',
+      'provider sent nothing more in time (timeouts.idleMs between two chunks of its answer)',
+      { cause: e },
+    );
   }
   if (e instanceof undiciErrors.ConnectTimeoutError || err?.code === 'UND_ERR_CONNECT_TIMEOUT') {
     return new UpstreamError('connect', 'timed out connecting to the provider', { cause: e });

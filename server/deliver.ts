@@ -2,7 +2,12 @@
 import type { Response } from 'express';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FormatAdapter, NormalizedResponse } from '../providers/provider.ts';
-import { isEventStream, toUpstreamError, type UpstreamResponse } from '../providers/upstream-client.ts';
+import {
+  isEventStream,
+  toUpstreamError,
+  type UpstreamError,
+  type UpstreamResponse,
+} from '../providers/upstream-client.ts';
 import type { RepairLoopResult } from '../middleware/repair-loop.ts';
 import { SseReader } from '../lib/sse-reader.ts';
 import { isClientGone } from './client-gone.ts';
@@ -68,6 +73,12 @@ export interface DeliveryOutcome {
   streamed: boolean;
   /** False when the stream ended early (client gone, upstream reset or idle timeout). */
   complete: boolean;
+  /**
+   * What broke a stream off while the client was still there (the provider's connection reset,
+   * `timeouts.idleMs` passed without a byte, a body that could not be decoded); undefined when the
+   * stream closed (whole or not) or the client left.
+   */
+  brokenBy?: UpstreamError;
   response: NormalizedResponse | undefined;
   /**
    * Why an answer failed although its status is a 2xx: the provider said so inside the stream or
@@ -110,6 +121,7 @@ export async function deliverSuccess(
     let complete = false;
     // True when the provider closed its stream normally: the client gets the same close.
     let closedNormally = false;
+    let brokenBy: UpstreamError | undefined;
     let idSeen = onResponseId === undefined;
     try {
       for await (const chunk of upstream.body) {
@@ -138,8 +150,9 @@ export async function deliverSuccess(
       closedNormally = !signal.aborted;
       // A stream that closed before saying it was over delivered only part of the answer.
       complete = closedNormally && acc.ended();
-    } catch {
+    } catch (err) {
       complete = false;
+      if (!signal.aborted) brokenBy = toUpstreamError(err);
     }
     const failure = acc.failure?.();
     const outcome: DeliveryOutcome = {
@@ -147,6 +160,7 @@ export async function deliverSuccess(
       complete,
       response: safeResult(() => acc.result()),
       ...(failure !== undefined ? { failure } : {}),
+      ...(brokenBy ? { brokenBy } : {}),
     };
     await beforeEnd(outcome);
     if (closedNormally) res.end();

@@ -11,7 +11,7 @@ import { UpstreamError } from '../../providers/upstream-client.ts';
 import type { AppContext } from '../app-context.ts';
 import type { CutReason } from '../cut-short.ts';
 import type { ChatBinding, ResponseRecord } from '../chat-binder.ts';
-import { deliverFailure, deliverSuccess } from '../deliver.ts';
+import { deliverFailure, deliverSuccess, type DeliveryOutcome } from '../deliver.ts';
 import { markLogged, toOdaError } from '../error-handler.ts';
 import { upstreamFailure } from '../upstream-failure.ts';
 import { accountAnswer, loggedMechanisms } from '../usage-accounting.ts';
@@ -76,7 +76,9 @@ export async function respond(
             attempts: result.attempts,
             retries: result.retries,
             response: o.response,
-            error: o.failure?.slice(0, 2000) ?? (o.complete ? undefined : 'stream ended before completion'),
+            error:
+              o.failure?.slice(0, 2000) ??
+              (o.complete ? undefined : streamCutError(app, call, o, result.res.status)),
           },
           res,
         ),
@@ -92,10 +94,37 @@ export async function respond(
   }
   const fields = { status: result.res.status, attempts: result.attempts, streamed: outcome.streamed };
   if (!outcome.complete) {
-    logCutShort(app, call, fields);
+    const broken = outcome.brokenBy && brokenOff(call, outcome.brokenBy, result.res.status);
+    logCutShort(app, call, { ...fields, ...(broken ? { code: broken.code, error: broken.message } : {}) });
     return;
   }
   call.log.info({ ...fields, latencyMs: Math.round(app.clock.now() - call.startedAt) }, 'model call done');
+}
+
+/** Why a call's answer did not reach its client whole: the client left, the shutdown, or the provider. */
+function cutBy(app: AppContext, call: ModelCall): CutReason {
+  if (!call.abort.signal.aborted) return 'upstream';
+  return app.drain.cutting ? 'shutdown' : 'client';
+}
+
+/** The gateway's error for a provider stream broken off after its status went out (a 502 or 504's message). */
+function brokenOff(call: ModelCall, err: UpstreamError, status: number) {
+  return upstreamFailure(err, call.provider.config.name, status);
+}
+
+/**
+ * The error of a stream's failed response in the chat log: it ended before completion, and why
+ * when the gateway knows (the provider's connection broke or went silent past `timeouts.idleMs`,
+ * the client went away, the shutdown grace period ended); a provider that closed its stream early
+ * gives no why.
+ */
+function streamCutError(app: AppContext, call: ModelCall, o: DeliveryOutcome, status: number): string {
+  const base = 'stream ended before completion';
+  if (o.brokenBy) return `${base}: ${brokenOff(call, o.brokenBy, status).message}`;
+  const by = cutBy(app, call);
+  if (by === 'client') return `${base}: the client went away`;
+  if (by === 'shutdown') return `${base}: the gateway's shutdown grace period ended`;
+  return base;
 }
 
 /**
@@ -104,13 +133,9 @@ export async function respond(
  * to leave, which clients do every time a user stops an answer.
  */
 function logCutShort(app: AppContext, call: ModelCall, fields: Record<string, unknown>): void {
-  const cutBy: CutReason = call.abort.signal.aborted
-    ? app.drain.cutting
-      ? 'shutdown'
-      : 'client'
-    : 'upstream';
-  call.log[cutBy === 'client' ? 'info' : 'warn'](
-    { ...fields, latencyMs: Math.round(app.clock.now() - call.startedAt), complete: false, cutBy },
+  const by = cutBy(app, call);
+  call.log[by === 'client' ? 'info' : 'warn'](
+    { ...fields, latencyMs: Math.round(app.clock.now() - call.startedAt), complete: false, cutBy: by },
     'model call cut short',
   );
 }

@@ -78,6 +78,18 @@ describe('a call cut short is counted, and logged as cut short with why', () => 
     ];
   }
 
+  /** The chat log's response event of the call `res` answered. */
+  async function loggedResponse(res: Response): Promise<{ status: number; error?: string }> {
+    const chat = res.headers.get('x-session-id')!;
+    const { events } = (await (await fetch(`${gw.url}/v1/sessions/${chat}/events`)).json()) as {
+      events: Array<{ type: string; requestId?: string; status: number; error?: string }>;
+    };
+    const id = res.headers.get('x-oda-request-id');
+    const found = events.find((e) => e.type === 'response' && e.requestId === id);
+    assert.ok(found, `the response of ${id} is logged`);
+    return found;
+  }
+
   function post(body: Record<string, unknown>, signal?: AbortSignal): Promise<Response> {
     return fetch(`${gw.url}${ROUTE}`, {
       method: 'POST',
@@ -111,6 +123,10 @@ describe('a call cut short is counted, and logged as cut short with why', () => 
     assert.equal(line.streamed, true);
     assert.equal(line.level, 30, 'info: users stop answers all the time');
     assert.deepEqual(await counts('200', 'client'), [total + 1, cut + 1]);
+    // The chat log keeps what came, and says the client went away.
+    const logged = await loggedResponse(res);
+    assert.equal(logged.status, 200);
+    assert.equal(logged.error, 'stream ended before completion: the client went away');
   });
 
   test('a client that leaves before the provider answered', async () => {
@@ -157,6 +173,15 @@ describe('a call cut short is counted, and logged as cut short with why', () => 
     assert.equal(line.complete, false);
     assert.equal(line.level, 40, 'warn');
     assert.deepEqual(await counts('200', 'upstream'), [total + 1, cut + 1]);
+    // Why, in the line and in the chat log: the provider's connection broke.
+    assert.equal(line.code, 'ODA_ERR_UPSTREAM_UNREACHABLE');
+    assert.match(
+      String(line.error),
+      /^provider "fake-openai" broke off its answer \(HTTP 200\) before it was whole: /,
+    );
+    const logged = await loggedResponse(res);
+    assert.equal(logged.status, 200);
+    assert.equal(logged.error, `stream ended before completion: ${String(line.error)}`);
   });
 
   test('a JSON answer the provider breaks off: the log and the metrics say the client got a 502, and why', async () => {

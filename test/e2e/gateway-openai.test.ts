@@ -517,7 +517,11 @@ describe('metrics and stream idle timeout', () => {
       };
       const response = events.events.find((e) => e.type === 'response');
       assert.equal(response?.ok, false);
-      assert.equal(response?.error, 'stream ended before completion');
+      // Why it ended is in the log: the provider went silent past timeouts.idleMs.
+      assert.equal(
+        response?.error,
+        'stream ended before completion: provider "fake-openai" went silent in the middle of its answer (HTTP 200): provider sent nothing more in time (timeouts.idleMs between two chunks of its answer)',
+      );
     } finally {
       await gw.close();
     }
