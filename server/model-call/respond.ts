@@ -92,13 +92,23 @@ export async function respond(
     // gateway's error (or nothing, when it left), and the log says so.
     return failCall(app, call, ctx, binding, res, e, result, result.res.status);
   }
-  const fields = { status: result.res.status, attempts: result.attempts, streamed: outcome.streamed };
+  const fields = {
+    status: result.res.status,
+    attempts: result.attempts,
+    streamed: outcome.streamed,
+    // The provider said the answer failed, inside its 2xx (an error event or chunk, a failed
+    // response, an error body): the line says so, not only the chat log.
+    ...(outcome.failure !== undefined ? { failure: outcome.failure.slice(0, 2000) } : {}),
+  };
   if (!outcome.complete) {
     const broken = outcome.brokenBy && brokenOff(call, outcome.brokenBy, result.res.status);
     logCutShort(app, call, { ...fields, ...(broken ? { code: broken.code, error: broken.message } : {}) });
     return;
   }
-  call.log.info({ ...fields, latencyMs: Math.round(app.clock.now() - call.startedAt) }, 'model call done');
+  call.log[outcome.failure === undefined ? 'info' : 'warn'](
+    { ...fields, latencyMs: Math.round(app.clock.now() - call.startedAt) },
+    'model call done',
+  );
 }
 
 /** Why a call's answer did not reach its client whole: the client left, the shutdown, or the provider. */

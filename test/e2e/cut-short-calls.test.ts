@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
 import { bodies, openaiCompletion, openaiStream } from '../fake-provider/fake-bodies.ts';
 import { Captured } from '../helpers/captured-log.ts';
+import type { FakeReply } from '../fake-provider/fake-provider.ts';
 import { createLogger } from '../../server/logger.ts';
 
 const ROUTE = '/v1/chat/completions';
@@ -255,6 +256,41 @@ describe('a call cut short is counted, and logged as cut short with why', () => 
       tokens.match(/^oda_tokens_total.*$/gm)?.join('\n'),
       'not counted as an answered call',
     );
+  });
+
+  test('an answer the provider says failed inside its 200: the line says so, at warn', async () => {
+    const failing: Array<{ reply: FakeReply; stream: boolean; msg: string; failure: string }> = [
+      {
+        // An error chunk, then [DONE] (vLLM, OpenRouter): the stream closed whole.
+        reply: {
+          sse: [
+            ...openaiStream('gpt-test', ['half']).slice(0, 2),
+            { data: JSON.stringify({ error: { message: 'Engine died mid-answer.' } }) },
+            { data: '[DONE]' },
+          ],
+        },
+        stream: true,
+        msg: 'model call done',
+        failure: 'Engine died mid-answer.',
+      },
+      {
+        reply: { json: { error: { message: 'The model crashed.', type: 'server_error', code: 500 } } },
+        stream: false,
+        msg: 'model call done',
+        failure: 'The model crashed.',
+      },
+    ];
+    for (const c of failing) {
+      gw.fake.script(c.reply);
+      const from = lines().length;
+      const res = await post({ stream: c.stream });
+      assert.equal(res.status, 200);
+      await res.text();
+      const line = await callLine(from);
+      assert.equal(line.msg, c.msg, JSON.stringify(line));
+      assert.equal(line.failure, c.failure);
+      assert.equal(line.level, 40, 'warn: the client got a failed answer');
+    }
   });
 
   test('a whole answer is counted once and not as cut', async () => {
