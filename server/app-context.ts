@@ -12,12 +12,15 @@ import type { Metrics } from './metrics.ts';
 import type { Drain } from './drain.ts';
 import type { CachedItemOwners } from './item-owners-cache.ts';
 import type { UnrecordedAnswers } from './unrecorded-answers.ts';
+import type { LimitedLog } from './limited-log.ts';
 import type { CacheKeyRefusals } from '../middleware/prompt-caching/cache-key-refusals.ts';
 
 /** Everything a route needs, built once by createApp. */
 export interface AppContext {
   readonly config: Readonly<Config>;
   readonly logger: Logger;
+  /** The lines a caller can cause at will (refusals), limited per kind and source. */
+  readonly limitedLog: LimitedLog;
   readonly clock: Clock;
   readonly metrics: Metrics;
   readonly registry: ProviderRegistry;

@@ -38,6 +38,7 @@ import type { Config } from '../config/config.ts';
 import { errorHandler } from './error-handler.ts';
 import { LANE_ROUTE, mountModelLane } from './model-lane.ts';
 import { DEFAULT_JSON_LIMITS, jsonLimits } from './json-limits.ts';
+import { LimitedLog } from './limited-log.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { Metrics } from './metrics.ts';
 import { MemoryRateCounter, RedisRateCounter, rateLimit, type RateCounter } from './rate-limit.ts';
@@ -156,9 +157,11 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
   const turns = new TurnTaker();
   const metrics = deps.metrics ?? new Metrics();
   const random = deps.random ?? Math.random;
+  const limitedLog = new LimitedLog(logger, clock);
   const context: AppContext = {
     config,
     logger,
+    limitedLog,
     clock,
     metrics,
     registry: new ProviderRegistry(config.providers),
@@ -244,7 +247,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
       allowedOrigins: config.server.allowedOrigins,
       allowedHosts: config.server.allowedHosts,
     }),
-    bodyDeadline(config.timeouts.bodyMs, logger),
+    bodyDeadline(config.timeouts.bodyMs, limitedLog),
   ];
   // What every call goes through after the open routes (health, metrics, ...), in this order.
   const callGuards: RequestHandler[] = [
@@ -263,7 +266,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
       context.turns,
     ),
   ];
-  const onError = errorHandler(logger);
+  const onError = errorHandler(logger, limitedLog);
   // The model calls skip Express's dispatch and the router's walk: the same middleware, in order.
   mountModelLane(
     app,
@@ -317,6 +320,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
       // What still waits to be recorded was given its last try (main's shutdown flushes it first).
       context.unrecorded.close();
       context.metrics.close();
+      limitedLog.flush();
       await context.usage.close();
       await chatLog.close();
       await context.upstream.close();

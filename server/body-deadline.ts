@@ -9,13 +9,13 @@ import type { Request, RequestHandler, Response } from 'express';
 import { OdaError } from '../lib/errors.ts';
 import { hasBody } from './content-type-guard.ts';
 import { sendError } from './error-handler.ts';
-import type { Logger } from './logger.ts';
+import { requestSource, type LimitedLog } from './limited-log.ts';
 
 /** Express middleware, early in the chain: arms a timer that fires unless the body has arrived. */
-export function bodyDeadline(ms: number, logger: Logger): RequestHandler {
+export function bodyDeadline(ms: number, log: LimitedLog): RequestHandler {
   return function armBodyDeadline(req: Request, res: Response, next) {
     if (req.complete || !hasBody(req.headers)) return next();
-    const timer = setTimeout(() => onTimeout(req, res, ms, logger), ms);
+    const timer = setTimeout(() => onTimeout(req, res, ms, log), ms);
     timer.unref();
     const disarm = () => clearTimeout(timer);
     req.once('end', disarm);
@@ -24,9 +24,17 @@ export function bodyDeadline(ms: number, logger: Logger): RequestHandler {
   };
 }
 
-function onTimeout(req: Request, res: Response, ms: number, logger: Logger): void {
+function onTimeout(req: Request, res: Response, ms: number, log: LimitedLog): void {
   if (req.complete) return;
-  logger.info({ reqId: res.locals.requestId, ms }, 'request body did not arrive in time; closing');
+  // Any client can send a head and no body: limited per team or address like other refusals.
+  log.write({
+    level: 'info',
+    kind: 'ODA_ERR_BODY_TIMEOUT 408',
+    source: requestSource(req, res),
+    reqId: res.locals.requestId as string | undefined,
+    fields: { ms },
+    msg: 'request body did not arrive in time; closing',
+  });
   if (res.headersSent) {
     res.destroy();
     return;

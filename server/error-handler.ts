@@ -5,6 +5,7 @@ import { FORMATS } from '../providers/registry.ts';
 import type { WireFormat } from '../providers/provider.ts';
 import type { Logger } from './logger.ts';
 import { cutShort } from './cut-short.ts';
+import { requestSource, type LimitedLog } from './limited-log.ts';
 
 /**
  * The error shape a request gets: Anthropic's on the Messages endpoints, OpenAI's on the OpenAI
@@ -80,13 +81,27 @@ export function markLogged(res: Response, err: unknown): void {
   (res.locals as Record<string, unknown>)[LOGGED] = err;
 }
 
-export function errorHandler(logger: Logger): ErrorRequestHandler {
+/**
+ * Renders what a request threw. A server error is logged at `error`, each one; a refusal (4xx: a
+ * wrong key, a 429, a malformed body, an unknown path), which any caller can cause at will, at
+ * `info` through `limitedLog`, per code and team (or address, before a team is known).
+ */
+export function errorHandler(logger: Logger, limitedLog: LimitedLog): ErrorRequestHandler {
   return function odaErrorHandler(err, req, res, _next) {
     const oda = toOdaError(err);
     // An error logged where it was thrown is only rendered here.
     if ((res.locals as Record<string, unknown>)[LOGGED] !== err) {
-      if (oda.status >= 500) logger.error({ err, reqId: res.locals.requestId, code: oda.code }, oda.message);
-      else logger.info({ reqId: res.locals.requestId, code: oda.code, status: oda.status }, oda.message);
+      const reqId = res.locals.requestId as string | undefined;
+      if (oda.status >= 500) logger.error({ err, reqId, code: oda.code }, oda.message);
+      else
+        limitedLog.write({
+          level: 'info',
+          kind: `${oda.code} ${oda.status}`,
+          source: requestSource(req, res),
+          reqId,
+          fields: { code: oda.code, status: oda.status },
+          msg: oda.message,
+        });
     }
     if (res.headersSent) {
       // Bytes already went out (a stream): the only honest thing left is to end the response.

@@ -31,17 +31,28 @@ export function openBeyondLoopback(config: Pick<Config, 'teams' | 'server'>): bo
 export function createGatewayServer(gateway: Gateway, config: Readonly<Config>): Server {
   const server = createServer(gateway.app);
   answerClientErrors(server);
-  const { logger, metrics } = gateway.context;
+  const { logger, limitedLog, metrics } = gateway.context;
   boundConnections(server, config.server, (why, address) => {
+    // Counted each; logged limited, since anyone who can reach the port can be refused at will.
     metrics.connectionsClosed.inc({ reason: why });
     if (why === 'idle') logger.debug({ address }, 'idle connection closed to make room');
     else if (why === 'refused-address')
-      logger.warn(
-        { address, max: config.server.maxConnectionsPerAddress },
-        'connection refused: server.maxConnectionsPerAddress reached for this address',
-      );
+      limitedLog.write({
+        level: 'warn',
+        kind: why,
+        source: { address },
+        fields: { max: config.server.maxConnectionsPerAddress },
+        msg: 'connection refused: server.maxConnectionsPerAddress reached for this address',
+      });
     else
-      logger.warn({ max: config.server.maxConnections }, 'connection refused: server.maxConnections reached');
+      // The whole gateway is full: one line per interval, whichever addresses are refused.
+      limitedLog.write({
+        level: 'warn',
+        kind: why,
+        source: {},
+        fields: { max: config.server.maxConnections, address },
+        msg: 'connection refused: server.maxConnections reached',
+      });
   });
   // Long generations: no Node-level deadline on the whole exchange; upstream timeouts govern the
   // answer and timeouts.bodyMs the request body.

@@ -104,10 +104,14 @@ export class ModelCatalog {
       (models) => models,
       (err: unknown) => {
         entry.expires = this.app.clock.now() + MODELS_FAILURE_TTL_MS;
-        this.app.logger.warn(
-          { provider: provider.name, error: err instanceof Error ? err.message : String(err) },
-          'could not list the provider’s models; listing the literal ids of its globs',
-        );
+        // On an open gateway each client credential is asked with: one line per provider and interval.
+        this.app.limitedLog.write({
+          level: 'warn',
+          kind: 'models-unlisted',
+          source: { provider: provider.name },
+          fields: { error: err instanceof Error ? err.message : String(err) },
+          msg: 'could not list the provider’s models; listing the literal ids of its globs',
+        });
         return literalIds(provider);
       },
     );
