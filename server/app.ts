@@ -300,12 +300,16 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
   app.use(function notFound(req: Request) {
     // A WebSocket handshake (Codex on the OpenAI provider tries `GET /v1/responses` over WebSocket
     // first): 426 makes such a client fall back to HTTP at once, where a 404 has it retry for
-    // seconds before every session.
+    // seconds before every session. A 426 names the protocol the server requires in `Upgrade`
+    // (RFC 9110 15.5.22): plain HTTP/1.1, the one the request came in, with no upgrade; `Upgrade`
+    // is hop-by-hop, so `Connection` lists it (RFC 9110 7.8). Clients act on the status alone (a
+    // WebSocket client fails on anything but 101 before reading a header; Codex falls back on 426).
     if (/\bwebsocket\b/i.test(req.headers.upgrade ?? '')) {
       throw new OdaError(
         'ODA_ERR_WEBSOCKET_UNSUPPORTED',
         426,
         `the gateway does not serve WebSocket connections (${req.method} ${req.path}); send the request over HTTP`,
+        { headers: { upgrade: 'HTTP/1.1', connection: 'Upgrade' } },
       );
     }
     throw new OdaError('ODA_ERR_NOT_FOUND', 404, `the gateway does not serve ${req.method} ${req.path}`);

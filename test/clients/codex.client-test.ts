@@ -237,10 +237,15 @@ describe('Codex through the gateway', { skip, timeout: TEST_TIMEOUT_MS * 3 }, ()
       assert.equal(run.stdout.trim(), 'builtin-step done.');
       const attempts = r.proxy.requestsTo('/v1/responses');
       const handshakes = attempts.filter((c) => c.method === 'GET');
-      // One handshake, answered 426, and no retry of it (a 404 had Codex retry it six more times).
+      // One handshake, answered 426 (naming plain HTTP/1.1 in Upgrade, as a 426 must), and no retry
+      // of it (a 404 had Codex retry it six more times).
       assert.deepEqual(
-        handshakes.map((c) => [String(c.headers.upgrade).toLowerCase(), c.status]),
-        [['websocket', 426]],
+        handshakes.map((c) => [
+          String(c.headers.upgrade).toLowerCase(),
+          c.status,
+          c.responseHeaders?.upgrade,
+        ]),
+        [['websocket', 426, 'HTTP/1.1']],
       );
       const posts = attempts.filter((c) => c.method === 'POST');
       assert.equal(posts.length, 2, 'the tool loop went over HTTP');

@@ -6,7 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
+import { request, type IncomingHttpHeaders } from 'node:http';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
@@ -57,26 +57,32 @@ describe('paths the gateway does not serve', () => {
 
   test('a WebSocket handshake is a 426 (HTTP only), so a client that tries WebSocket first falls back at once', async () => {
     // What Codex on the OpenAI provider sends before its first POST /v1/responses.
-    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request(`${gw.url}/v1/responses`, {
-        headers: {
-          connection: 'Upgrade',
-          upgrade: 'websocket',
-          'sec-websocket-version': '13',
-          'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
-          authorization: 'Bearer sk-client',
-        },
-      });
-      req.on('response', (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, body }));
-      });
-      req.on('upgrade', () => reject(new Error('the gateway accepted a WebSocket')));
-      req.on('error', reject);
-      req.end();
-    });
+    const answer = await new Promise<{ status: number; headers: IncomingHttpHeaders; body: string }>(
+      (resolve, reject) => {
+        const req = request(`${gw.url}/v1/responses`, {
+          headers: {
+            connection: 'Upgrade',
+            upgrade: 'websocket',
+            'sec-websocket-version': '13',
+            'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+            authorization: 'Bearer sk-client',
+          },
+        });
+        req.on('response', (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+        });
+        req.on('upgrade', () => reject(new Error('the gateway accepted a WebSocket')));
+        req.on('error', reject);
+        req.end();
+      },
+    );
     assert.equal(answer.status, 426);
+    // RFC 9110 15.5.22: a 426 names the protocol required (plain HTTP/1.1), and Upgrade, a
+    // hop-by-hop header, is listed in Connection (7.8).
+    assert.equal(answer.headers.upgrade, 'HTTP/1.1');
+    assert.equal(answer.headers.connection, 'Upgrade');
     assert.deepEqual(JSON.parse(answer.body), {
       error: {
         message:
