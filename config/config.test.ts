@@ -176,6 +176,40 @@ describe('config', () => {
     }
   });
 
+  test('YAML problems whose parser message quotes the text at fault are named without it, warnings refused unprinted', async () => {
+    const dir = tempDir('oda-config-yaml-');
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on('warning', onWarning);
+    try {
+      for (const [text, where] of [
+        [
+          'apiKey: *sk-live-SECRET\n',
+          /is not valid YAML: Unresolved alias \(the anchor must be set before the alias\)$/,
+        ],
+        [
+          'apiKey: "sk-live-\\qSECRET"\n',
+          /is not valid YAML: Invalid escape sequence at line 1, column \d+$/,
+        ],
+        // An unknown tag is only a warning to the parser, which printed the line; the value would
+        // have been read as the text after the tag.
+        ['logLevel: !sk-live-SECRET info\n', /is not valid YAML: Unresolved tag at line 1, column 11$/],
+      ] as const) {
+        const file = join(dir, 'oda.yaml');
+        writeFileSync(file, text);
+        assert.throws(
+          () => loadConfig({ ODA_CONFIG: file }),
+          (e: unknown) => e instanceof ConfigError && where.test(e.message) && !e.message.includes('SECRET'),
+          text,
+        );
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    assert.deepEqual(warnings, []);
+  });
+
   test('a bad base URL from the environment is named by its variable; an empty one is unset', () => {
     for (const [value, problem] of [
       ['localhost:9000', /^invalid configuration:\nOPENAI_BASE_URL: expected an http\(s\) URL$/],

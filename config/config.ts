@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { configSchema, type Config } from './config-schema.ts';
 
@@ -185,6 +185,18 @@ function baseUrlProblem(baseUrl: string): string | undefined {
   return undefined;
 }
 
+/**
+ * A YAML config file's value. A warning (an unknown tag such as `!sk-...`, whose value would be
+ * read as something else than written) is refused like an error, and the parser prints neither: its
+ * own report quotes the line, which may hold a key.
+ */
+function parseYaml(text: string): unknown {
+  const doc = parseDocument(text);
+  const problem = doc.errors[0] ?? doc.warnings[0];
+  if (problem) throw problem;
+  return doc.toJS();
+}
+
 /** The config file at `path` (YAML, or JSON for `.json`), parsed but not yet env-expanded. */
 function readConfigFile(path: string): Record<string, unknown> {
   let text: string;
@@ -226,7 +238,7 @@ export function loadConfig(env: Record<string, string | undefined>, configPath?:
  */
 function parseErrorWhere(e: unknown, text: string, json: boolean): string {
   const message = e instanceof Error ? e.message : String(e);
-  if (!json) return message.split(':\n')[0]!.trim();
+  if (!json) return yamlProblem(e, message);
   // Node's message quotes the text around the problem; some versions also give its position.
   const at = /position (\d+)/.exec(message);
   if (!at) return 'unexpected content';
@@ -234,6 +246,21 @@ function parseErrorWhere(e: unknown, text: string, json: boolean): string {
   const line = before.split('\n').length;
   const column = before.length - before.lastIndexOf('\n');
   return `unexpected content at line ${line}, column ${column}`;
+}
+
+/**
+ * The YAML parser's description of a problem without what it quotes from the file: some of its
+ * messages end with the text at fault (`Unresolved alias ...: <name>`, `Unresolved tag: <tag>`,
+ * `Invalid escape sequence \\q`), which may be part of a key. Kept: the words before any quote,
+ * and the line and column.
+ */
+function yamlProblem(e: unknown, message: string): string {
+  let what = message.split('\n')[0]!.replace(/ at line \d+, column \d+:?\s*$/, '');
+  const colon = what.indexOf(': ');
+  if (colon !== -1) what = what.slice(0, colon);
+  what = what.replace(/^(Invalid escape sequence|Plain value cannot start with)\b.*$/, '$1').trim();
+  const at = (e as { linePos?: ReadonlyArray<{ line: number; col: number }> }).linePos?.[0];
+  return at ? `${what} at line ${at.line}, column ${at.col}` : what;
 }
 
 /** Where a gateway keeps its chats: the `dataDir` and `store` of its config. */
