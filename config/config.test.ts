@@ -244,6 +244,39 @@ describe('config', () => {
     }
   });
 
+  test('ODA_STORE: redis takes REDIS_URL; a value that cannot be used is named by its variable, the URL never shown', () => {
+    const url = 'redis://:hunter2@127.0.0.1:6379/0';
+    assert.deepEqual(loadConfig({ ODA_STORE: 'redis', REDIS_URL: url }).store, {
+      kind: 'redis',
+      url,
+      prefix: 'oda:',
+    });
+    assert.deepEqual(loadConfig({ ODA_STORE: 'file', REDIS_URL: url }).store, {
+      kind: 'file',
+      fsync: 'batch',
+    });
+    // REDIS_URL alone (a test runner's, another tool's) does not move the store.
+    assert.deepEqual(loadConfig({ REDIS_URL: url }).store, { kind: 'file', fsync: 'batch' });
+    for (const [env, problem] of [
+      // A gateway meant for a shared Redis ran on a file store of its own.
+      [{ ODA_STORE: 'redis' }, /^invalid configuration:\nODA_STORE: redis needs REDIS_URL/],
+      [
+        { ODA_STORE: 'Redis', REDIS_URL: url },
+        /^invalid configuration:\nODA_STORE: expected file or redis, got "Redis"$/,
+      ],
+      [
+        { ODA_STORE: 'redis', REDIS_URL: 'http://:hunter2@127.0.0.1:6379' },
+        /^invalid configuration:\nREDIS_URL: expected redis:\/\/host:port/,
+      ],
+    ] as const) {
+      assert.throws(
+        () => loadConfig(env),
+        (e: unknown) => e instanceof ConfigError && problem.test(e.message) && !e.message.includes('hunter2'),
+        JSON.stringify(env),
+      );
+    }
+  });
+
   test('zero-config providers come from the environment', () => {
     const c = loadConfig({ OPENAI_API_KEY: 'sk-o', ANTHROPIC_BASE_URL: 'http://127.0.0.1:5/' });
     assert.deepEqual(

@@ -289,15 +289,33 @@ export function loadStoreConfig(
   return deepFreeze({ ...cfg, dataDir: resolve(process.cwd(), cfg.dataDir) });
 }
 
-/** The environment's say on where chats are kept (ODA_DATA_DIR; ODA_STORE=redis with REDIS_URL). */
+/**
+ * The environment's say on where chats are kept: ODA_DATA_DIR, and ODA_STORE (`file` or `redis`,
+ * with REDIS_URL) when the file names no store. A value that cannot be used stops start-up, named by
+ * its variable: a gateway meant for a shared Redis must not run on a file store of its own.
+ */
 function applyStoreEnv(
   out: Record<string, unknown>,
   raw: Record<string, unknown>,
   env: Record<string, string | undefined>,
 ): Record<string, unknown> {
   if (env.ODA_DATA_DIR) out.dataDir = env.ODA_DATA_DIR;
-  if (env.REDIS_URL && raw.store === undefined && env.ODA_STORE === 'redis')
-    out.store = { kind: 'redis', url: env.REDIS_URL };
+  const kind = env.ODA_STORE;
+  if (kind !== undefined && kind !== '' && kind !== 'file' && kind !== 'redis')
+    throw new ConfigError(
+      `invalid configuration:\nODA_STORE: expected file or redis, got ${JSON.stringify(kind)}`,
+    );
+  if (kind === 'redis' && raw.store === undefined) {
+    const url = env.REDIS_URL;
+    // The URL may hold a password: it is named, never shown.
+    if (!url)
+      throw new ConfigError('invalid configuration:\nODA_STORE: redis needs REDIS_URL (redis://host:port)');
+    if (!/^rediss?:\/\//.test(url))
+      throw new ConfigError(
+        'invalid configuration:\nREDIS_URL: expected redis://host:port or rediss://host:port',
+      );
+    out.store = { kind: 'redis', url };
+  }
   return out;
 }
 
