@@ -6,7 +6,8 @@
  * Redis store, or the data directory `--data-dir` names). It never writes: on the file store the
  * chat's file is read directly (never through the store, whose opening sets a torn tail aside), a
  * torn last line is reported, not set aside, and an older log is converted in memory only; a Redis
- * store is read without a lock.
+ * store is read without a lock. A current log is streamed only as far as the range (`cli-read-file.ts`),
+ * Redis read a page at a time.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,11 +16,14 @@ import { cliStore, withRedisReader, type CliStore } from './cli-store.ts';
 import { besidePath, readLogText, upgradeToCurrent } from './convert.ts';
 import { isChatId, pathInside } from './chat-id.ts';
 import { parseReadRange } from './read-range.ts';
+import { printFileRange } from './cli-read-file.ts';
 import type { Event } from './format/current.ts';
 import { CURRENT_VERSION } from './format/index.ts';
 
 const USAGE =
   'usage: oda-gateway log read <chat id or file> [--offset N] [--length N] [--config FILE] [--data-dir DIR]';
+/** Events read from Redis at once. */
+const REDIS_PAGE = 1000;
 const OPTIONS = new Set(['--offset', '--length', '--config', '--data-dir']);
 
 /** The target and the options (`--name value` or `--name=value`); a message for anything else. */
@@ -97,6 +101,9 @@ export async function logRead(args: readonly string[], io: CliIo): Promise<numbe
   let read;
   let current;
   try {
+    // A current log (a chat's own file, or its converted generation) is streamed; only an older
+    // one, converted in memory, is read whole.
+    if ((await printFileRange(file, range, io)) === 'printed') return 0;
     read = readLogText(readFileSync(file, 'utf8'));
     current = upgradeToCurrent(read.version, read.header, read.events);
   } catch (e) {
@@ -106,9 +113,7 @@ export async function logRead(args: readonly string[], io: CliIo): Promise<numbe
   }
   // A torn last line (a write in progress, a crash) is reported, never cut: this command only reads.
   for (const p of read.problems) io.err(`warning: ${JSON.stringify(p)}`);
-  if (read.version !== CURRENT_VERSION) {
-    io.err(`note: version ${read.version} log shown converted to version ${CURRENT_VERSION}`);
-  }
+  io.err(`note: version ${read.version} log shown converted to version ${CURRENT_VERSION}`);
   const end = range.length === undefined ? undefined : range.offset + range.length;
   const events: Event[] = current.events.filter(
     (e) => e.seq >= range.offset && (end === undefined || e.seq < end),
@@ -129,7 +134,15 @@ async function readRedis(
       io.err(`no chat "${id}" in the Redis store at ${where.shown} (and no such file)`);
       return 1;
     }
-    for (const e of await backend.read(id, range.offset, range.length)) io.out(JSON.stringify(e));
+    // A page at a time, as GET /v1/sessions/{id}/events reads: a long chat is never held whole.
+    for (let at = range.offset, left = range.length; left === undefined || left > 0;) {
+      const want = left === undefined ? REDIS_PAGE : Math.min(REDIS_PAGE, left);
+      const events = await backend.read(id, at, want);
+      for (const e of events) io.out(JSON.stringify(e));
+      if (events.length < want) break;
+      at += events.length;
+      if (left !== undefined) left -= events.length;
+    }
     return 0;
   });
 }

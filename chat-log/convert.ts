@@ -89,20 +89,45 @@ function readEvents<S extends z.ZodType>(
   lines: readonly string[],
   complete: boolean,
 ): { events: z.infer<S>[]; problems: LogProblem[] } {
+  const { events, problems } = checkEvents(version, schema, lines.slice(1), 2, !complete, 0);
+  return { events, problems };
+}
+
+/** What checking a piece of a log's event lines found, and the seq the next line should hold. */
+export interface CheckedEvents<E> {
+  events: E[];
+  problems: LogProblem[];
+  expectedSeq: number;
+}
+
+/**
+ * Checks consecutive event lines `texts`, the first being line `firstLine` of the file (the header
+ * is line 1), with `readLogText`'s rules; `lastUnterminated`: the last one has no newline after it
+ * (the end of the file). For a log read piece by piece, each piece goes on from the `expectedSeq`
+ * the one before returned.
+ */
+function checkEvents<S extends z.ZodType>(
+  version: FormatVersion,
+  schema: S,
+  texts: readonly string[],
+  firstLine: number,
+  lastUnterminated: boolean,
+  startSeq: number,
+): CheckedEvents<z.infer<S>> {
   const events: z.infer<S>[] = [];
   const problems: LogProblem[] = [];
-  let expectedSeq = 0;
-  for (let i = 1; i < lines.length; i++) {
-    const line = i + 1;
-    const text = lines[i] ?? '';
-    const isLast = i === lines.length - 1;
+  let expectedSeq = startSeq;
+  for (let i = 0; i < texts.length; i++) {
+    const line = firstLine + i;
+    const text = texts[i] ?? '';
+    const isLast = i === texts.length - 1;
     if (text.trim() === '') {
       problems.push({ line, kind: 'blank-line', message: `line ${line}: blank line` });
       continue;
     }
     const parsed = parseJson(text);
     if (!parsed.ok) {
-      if (isLast && !complete) {
+      if (isLast && lastUnterminated) {
         problems.push({
           line,
           kind: 'torn-line',
@@ -158,7 +183,27 @@ function readEvents<S extends z.ZodType>(
     // The line's own value, now known valid: zod's copy would drop a "__proto__" member of a raw part.
     events.push(raw as z.infer<S>);
   }
-  return { events, problems };
+  return { events, problems, expectedSeq };
+}
+
+/**
+ * {@link checkEvents} for a log of the current version read piece by piece (`oda-gateway log read`
+ * of a large chat): the pieces' events and problems are those `readLogText` finds in the whole.
+ */
+export function checkCurrentEventLines(
+  texts: readonly string[],
+  firstLine: number,
+  lastUnterminated: boolean,
+  expectedSeq: number,
+): CheckedEvents<Event> {
+  return checkEvents(
+    CURRENT_VERSION,
+    formats[CURRENT_VERSION].event,
+    texts,
+    firstLine,
+    lastUnterminated,
+    expectedSeq,
+  );
 }
 
 function readHeader<V extends FormatVersion>(version: V, raw: unknown): HeaderOf<V> {
