@@ -25,15 +25,18 @@ const USAGE =
   'usage: oda-gateway log list [--limit N] [--cursor C] [--team T] [--prefix P] [--config FILE] [--data-dir DIR]';
 const FLAGS = ['--limit', '--cursor', '--team', '--prefix', '--config', '--data-dir'];
 
-/** `--name value` and `--name=value` options; undefined when a flag is unknown or has no value. */
-function options(args: readonly string[]): Map<string, string> | undefined {
+/** `--name value` and `--name=value` options, each at most once; a message for anything else. */
+function options(args: readonly string[]): Map<string, string> | string {
   const out = new Map<string, string>();
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
+    if (!a.startsWith('--')) return `unexpected argument ${JSON.stringify(a)}`;
     const eq = a.indexOf('=');
     const name = eq === -1 ? a : a.slice(0, eq);
+    if (!FLAGS.includes(name)) return `unknown option ${name}`;
     const value = eq === -1 ? args[++i] : a.slice(eq + 1);
-    if (!FLAGS.includes(name) || value === undefined || out.has(name)) return undefined;
+    if (value === undefined || (eq === -1 && value.startsWith('--'))) return `${name} needs a value`;
+    if (out.has(name)) return `${name} given twice`;
     out.set(name, value);
   }
   return out;
@@ -42,15 +45,25 @@ function options(args: readonly string[]): Map<string, string> | undefined {
 /** Runs `log list`; returns the exit code (0 listed, 1 unreadable, 2 usage). */
 export async function logList(args: readonly string[], io: CliIo): Promise<number> {
   const opts = options(args);
-  if (!opts) {
+  if (typeof opts === 'string') {
+    io.err(opts);
     io.err(USAGE);
     return 2;
   }
+  // Read as GET /v1/sessions reads its `limit`, `team` and `id_prefix`: digits only, 1-128 characters.
   const limitText = opts.get('--limit');
-  const limit = limitText === undefined ? DEFAULT_PAGE_LIMIT : Number(limitText);
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
-    io.err(`--limit must be a whole number from 1 to ${MAX_PAGE_LIMIT}, got ${limitText}`);
+  const limit =
+    limitText === undefined ? DEFAULT_PAGE_LIMIT : /^[0-9]{1,4}$/.test(limitText) ? Number(limitText) : 0;
+  if (limit < 1 || limit > MAX_PAGE_LIMIT) {
+    io.err(`--limit must be a whole number from 1 to ${MAX_PAGE_LIMIT}, got ${JSON.stringify(limitText)}`);
     return 2;
+  }
+  for (const name of ['--team', '--prefix']) {
+    const v = opts.get(name);
+    if (v !== undefined && (v.length < 1 || v.length > 128)) {
+      io.err(`${name} must be 1-128 characters`);
+      return 2;
+    }
   }
   const query: ChatListQuery = { limit };
   try {

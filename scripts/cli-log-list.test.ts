@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, type CliIo } from './cli.ts';
 import { FileLogBackend } from '../chat-log/store-file.ts';
+import { tempDir } from '../test/helpers/temp-dir.ts';
 
 function capture(): CliIo & { lines: string[]; errors: string[] } {
   const lines: string[] = [];
@@ -80,4 +81,29 @@ test('log list pages the chats of a data dir newest first, the next cursor on st
   assert.equal(await runCli(['log', 'list', '--data-dir', join(dataDir, 'nope')], nowhere), 1);
   assert.match(nowhere.errors[0]!, /no chat log in/);
   rmSync(dataDir, { recursive: true, force: true });
+});
+
+test('log list reads its options as GET /v1/sessions reads its parameters, and says what is wrong with one', async () => {
+  const dataDir = tempDir('oda-cli-list-args-');
+  const backend = new FileLogBackend({ dataDir });
+  await backend.create({ version: 5, id: 'chat-a', createdAt: 1 });
+  await backend.close();
+  for (const [argv, why] of [
+    // The API takes digits only: 1e2, 0x10 and " 5" are no page sizes there.
+    [['--limit', '1e2'], /^--limit must be a whole number from 1 to 500, got "1e2"$/],
+    [['--limit', '0x10'], /^--limit must be a whole number from 1 to 500, got "0x10"$/],
+    [['--limit', ' 5'], /^--limit must be a whole number from 1 to 500, got " 5"$/],
+    [['--prefix='], /^--prefix must be 1-128 characters$/],
+    [['--team', 'x'.repeat(129)], /^--team must be 1-128 characters$/],
+    [['--color'], /^unknown option --color$/],
+    [['chat-a'], /^unexpected argument "chat-a"$/],
+    [['--limit'], /^--limit needs a value$/],
+    [['--limit', '--team', 'red'], /^--limit needs a value$/],
+    [['--limit', '2', '--limit=3'], /^--limit given twice$/],
+  ] as const) {
+    const bad = capture();
+    assert.equal(await runCli(['log', 'list', ...argv, '--data-dir', dataDir], bad), 2, argv.join(' '));
+    assert.match(bad.errors[0] ?? '', why, argv.join(' '));
+    assert.deepEqual(bad.lines, [], argv.join(' '));
+  }
 });

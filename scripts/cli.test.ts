@@ -51,6 +51,15 @@ describe('runCli', () => {
     assert.equal(none.err[0], 'usage: oda-gateway <command> [args]');
   });
 
+  test('<command> --help prints its usage on stdout (exit 0) instead of taking --help for a file or chat', async () => {
+    for (const command of ['log check', 'log read', 'log list', 'keys new']) {
+      const c = capture();
+      assert.equal(await runCli([...command.split(' '), '--help'], c.io), 0, command);
+      assert.equal(c.out[0], `usage: oda-gateway ${COMMANDS[command]!.usage}`, command);
+      assert.deepEqual(c.err, [], command);
+    }
+  });
+
   test('the real table has log check and keys new', () => {
     assert.ok(Object.hasOwn(COMMANDS, 'log check'));
     assert.ok(Object.hasOwn(COMMANDS, 'keys new'));

@@ -92,7 +92,16 @@ export async function runCli(
   for (const words of [2, 1]) {
     const name = argv.slice(0, words).join(' ');
     const entry = Object.hasOwn(table, name) ? table[name] : undefined;
-    if (entry !== undefined && argv.length >= words) return entry.run(argv.slice(words), io);
+    if (entry !== undefined && argv.length >= words) {
+      const rest = argv.slice(words);
+      // `<command> --help` is a question, not a file or chat named --help.
+      if (rest.includes('--help')) {
+        io.out(`usage: oda-gateway ${entry.usage}`);
+        io.out(`  ${entry.summary}`);
+        return 0;
+      }
+      return entry.run(rest, io);
+    }
   }
   const name = second === undefined || second.startsWith('-') ? first : `${first} ${second}`;
   io.err(Object.hasOwn(PLANNED, name) ? `${name}: not available yet` : `${name}: unknown command`);
