@@ -147,6 +147,22 @@ function describe(r: ClaimRecord): string {
   return `pid ${r.pid} on host ${r.hostname}, started ${new Date(r.startedAt).toISOString()}`;
 }
 
+/**
+ * The claim on `dataDir` of a gateway that is running (judged as `claimDataDir` judges one found in
+ * place: on this host by its process, on another by its heartbeat); undefined when there is none.
+ * For readers beside a gateway, which must leave what that gateway writes alone.
+ */
+export function liveClaim(
+  dataDir: string,
+  opts: { host?: ClaimHost; now?: () => number } = {},
+): ClaimRecord | undefined {
+  const path = join(dataDir, CLAIM_FILE);
+  const held = parseRecord(readOrUndefined(path));
+  if (held === undefined) return undefined;
+  const untouchedMs = (opts.now ?? Date.now)() - (mtimeOf(path) ?? Number.NEGATIVE_INFINITY);
+  return staleBecause(held, opts.host ?? thisHost(), untouchedMs) === undefined ? held : undefined;
+}
+
 /** Raised when another running gateway holds the data directory. */
 export class DataDirInUseError extends OdaError {
   readonly holder: ClaimRecord;

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { OdaError } from '../lib/errors.ts';
 import type { ChatSummary, StoreStats } from './store.ts';
 import { ChatIndex, isIndexDamage, removeIndexFiles, type IndexRow } from './chat-index.ts';
+import { liveClaim } from './data-dir-claim.ts';
 import {
   rebuildIndex,
   type IndexLog,
@@ -293,6 +294,10 @@ export class StoreFileIndex {
    */
   private bringUpToDate(state: IndexState, damaged?: 'damaged'): void {
     const { index } = state;
+    // A gateway that holds the data directory keeps its index up to date; its claim says it runs
+    // even where its pid cannot (another host, a container): a rebuild here would open its older
+    // chats through this store, which cuts a half-written last line off the file it appends to.
+    if (this.besideLiveGateway()) return;
     if (index.condition === 'ready') return this.startRebuild(state, 'check');
     const before = index.owner();
     const rebuild =
@@ -301,6 +306,11 @@ export class StoreFileIndex {
       before.pid === undefined ||
       !alive(before.pid);
     if (rebuild) this.startRebuild(state, damaged ?? index.condition);
+  }
+
+  /** True for a reader (`when-owner-exited`) while a running gateway holds the data directory. */
+  private besideLiveGateway(): boolean {
+    return this.indexCheck === 'when-owner-exited' && liveClaim(this.dataDir) !== undefined;
   }
 
   private startRebuild(state: IndexState, why: RebuildReason): void {
@@ -354,8 +364,9 @@ export class StoreFileIndex {
     if (!state) return;
     this.indexState = undefined;
     try {
-      // Clean only when complete: an index whose rebuild was cut short is rebuilt next time.
-      if (state.upToDate && state.owned) state.index.setState('clean');
+      // Clean only when complete: an index whose rebuild was cut short is rebuilt next time. A
+      // gateway that started meanwhile owns it now: marked clean, it would be trusted after a crash.
+      if (state.upToDate && state.owned && !this.besideLiveGateway()) state.index.setState('clean');
       state.index.close();
     } catch (err) {
       // Not marked clean: the next start checks the index against the files; a damaged one goes.

@@ -1,10 +1,21 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import {
+  appendFileSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, type CliIo } from './cli.ts';
 import { FileLogBackend } from '../chat-log/store-file.ts';
+import { ChatIndex } from '../chat-log/chat-index.ts';
 import { tempDir } from '../test/helpers/temp-dir.ts';
 
 function capture(): CliIo & { lines: string[]; errors: string[] } {
@@ -106,4 +117,44 @@ test('log list reads its options as GET /v1/sessions reads its parameters, and s
     assert.match(bad.errors[0] ?? '', why, argv.join(' '));
     assert.deepEqual(bad.lines, [], argv.join(' '));
   }
+});
+
+test('log list beside a gateway that runs where its pid cannot be seen (another host, a container) leaves its chats and index alone', async () => {
+  const dataDir = tempDir('oda-cli-list-beside-');
+  const chats = join(dataDir, 'chats');
+  // An older-version chat that the gateway converted: it appends to the converted generation.
+  const fixture = new URL('../chat-log/__fixtures__/v0.jsonl', import.meta.url).pathname;
+  const id = (JSON.parse(readFileSync(fixture, 'utf8').split('\n')[0]!) as { id: string }).id;
+  mkdirSync(chats, { recursive: true });
+  copyFileSync(fixture, join(chats, `${id}.jsonl`));
+  const gateway = new FileLogBackend({ dataDir });
+  await gateway.indexReady();
+  assert.ok((await gateway.read(id, 0)).length > 0);
+  await gateway.close();
+  // The gateway runs on another host: its claim is fresh, its index open, its pid not one of ours.
+  const pid = spawnSync(process.execPath, ['-e', '0']).pid!;
+  const index = new ChatIndex(join(dataDir, 'chat-index.sqlite'));
+  index.setState('open', pid);
+  index.close();
+  writeFileSync(
+    join(dataDir, 'gateway.lock'),
+    `${JSON.stringify({ pid, hostname: 'gateway-elsewhere', startedAt: Date.now(), token: 'live' })}\n`,
+  );
+  // It is half-way through writing the chat's next event.
+  const generation = join(chats, `${id}@v5.jsonl`);
+  appendFileSync(generation, '{"seq":8,"at":1700000003000,"type":"message","role":"us');
+  const before = readFileSync(generation);
+
+  const io = capture();
+  assert.equal(await runCli(['log', 'list', '--data-dir', dataDir], io), 0, io.errors.join('\n'));
+  assert.deepEqual(
+    io.lines.map((l) => (JSON.parse(l) as { id: string }).id),
+    [id],
+  );
+  assert.deepEqual(readFileSync(generation), before, 'the write in progress is not cut off');
+  assert.deepEqual(
+    readdirSync(chats).filter((n) => n.includes('.torn-')),
+    [],
+    'nothing set aside',
+  );
 });
