@@ -46,7 +46,10 @@ export interface ToolResultRef {
   readonly messageIndex: number;
   /** `tool_call_id` (OpenAI) or `tool_use_id` (Anthropic). */
   readonly callId: string;
-  /** The name of the tool whose call this answers, found from the matching assistant tool call. */
+  /**
+   * The name of the tool whose call this answers: the nearest call before it with its call id (a
+   * server may hand the same id out again, for another tool, later in the chat).
+   */
   readonly toolName: string | undefined;
   readonly isError: boolean;
   /** Text parts in order; string content counts as one part. */

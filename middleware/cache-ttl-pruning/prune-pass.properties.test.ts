@@ -5,6 +5,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
+  ALL_WIRE_FORMATS,
   WIRE_FORMATS,
   viewOf,
   wireBody,
@@ -20,6 +21,7 @@ import { placedPrunableToolResults } from './prunable-range.ts';
 import { prunePass } from './prune-pass.ts';
 import { applyProjection, replayProjection } from './replay-projection.ts';
 import { toolResultDigest } from './tool-result-digest.ts';
+import { toolNameAllowed } from './tool-name-filter.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -281,6 +283,72 @@ for (const format of WIRE_FORMATS) {
         runs,
       );
       assert.ok(seen.reusedAndPruned > 0, 'pruned results whose call id comes back later are generated');
+    });
+  });
+}
+
+/**
+ * Each tool result of `steps`, in order, with the tool of the call it answers: the latest call with
+ * its id so far, as the client ran them.
+ */
+function answered(steps: readonly ChatStep[]): Array<[string, string | undefined]> {
+  const byId = new Map<string, string>();
+  const out: Array<[string, string | undefined]> = [];
+  for (const step of steps) {
+    if (step.kind === 'assistant') for (const call of step.calls ?? []) byId.set(call.id, call.name);
+    else if (step.kind === 'tool') out.push([step.id, byId.get(step.id)]);
+  }
+  return out;
+}
+
+const namedResults = (view: ReturnType<typeof viewOf>) =>
+  view.toolResults().map((r): [string, string | undefined] => [r.callId, r.toolName]);
+
+for (const format of ALL_WIRE_FORMATS) {
+  describe(`a tool result and the call it answers (${format})`, () => {
+    test('each result keeps its call id and order and is named by the call before it with its id; reading twice reads the same', () => {
+      const seen = { renamedLater: 0 };
+      fc.assert(
+        fc.property(chat, (steps) => {
+          const body = wireBody(format, steps);
+          const before = JSON.stringify(body);
+          const expected = answered(steps);
+          assert.deepEqual(namedResults(viewOf(format, body)), expected);
+          assert.deepEqual(namedResults(viewOf(format, body)), expected);
+          assert.equal(JSON.stringify(body), before);
+          const last = new Map(
+            steps.flatMap((s) => (s.kind === 'assistant' ? (s.calls ?? []).map((c) => [c.id, c.name]) : [])),
+          );
+          if (expected.some(([id, name]) => last.get(id) !== name)) seen.renamedLater += 1;
+        }),
+        runs,
+      );
+      assert.ok(seen.renamedLater > 0, 'ids a later call gives another tool are generated');
+    });
+
+    test('a pass changes only results whose own call names an allowed tool, and keeps every id, order and name', () => {
+      fc.assert(
+        fc.property(chat, thresholds, shapes, window, (steps, t, sh, w) => {
+          const s = settingsOf(t, sh);
+          const original = wireBody(format, steps);
+          const body = wireBody(format, steps);
+          prunePass(viewOf(format, body), s, w);
+          const expected = answered(steps);
+          const before = viewOf(format, original).toolResults();
+          viewOf(format, body)
+            .toolResults()
+            .forEach((ref, i) => {
+              const same =
+                JSON.stringify(ref.texts.map((x) => x.text)) ===
+                  JSON.stringify(before[i]?.texts.map((x) => x.text)) &&
+                ref.images.length === before[i]?.images.length;
+              const tool = expected[i]?.[1];
+              if (!same) assert.ok(toolNameAllowed(tool, s.tools), `result ${i} of ${tool} was pruned`);
+            });
+          assert.deepEqual(namedResults(viewOf(format, body)), namedResults(viewOf(format, original)));
+        }),
+        runs,
+      );
     });
   });
 }

@@ -165,6 +165,38 @@ describe('normalizeAnthropicRequest', () => {
     );
   });
 
+  test('a tool-use id handed out again: each result is named by its own call, the same as the chat grows', () => {
+    const call = (name: string) => ({
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'call_0', name, input: {} }],
+    });
+    const result = (content: string) => ({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: 'call_0', content }],
+    });
+    const earlier = [
+      { role: 'user', content: 'go' },
+      call('exec'),
+      result('old'),
+      call('read_file'),
+      result('new'),
+    ];
+    const names = (messages: unknown[]) =>
+      normalizeAnthropicRequest({ model: 'm', messages }).messages.flatMap((m) =>
+        m.content.flatMap((p) => (p.kind === 'tool-result' ? [[p.callId, p.toolName]] : [])),
+      );
+    assert.deepEqual(names(earlier), [
+      ['call_0', 'exec'],
+      ['call_0', 'read_file'],
+    ]);
+    const later = [...earlier, call('grep'), result('more')];
+    assert.deepEqual(
+      normalizeAnthropicRequest({ model: 'm', messages: later }).messages.slice(0, earlier.length),
+      normalizeAnthropicRequest({ model: 'm', messages: earlier }).messages,
+      'what the log holds of the earlier request is what the longer one normalizes to',
+    );
+  });
+
   test('keeps a document with its content; one the file part cannot hold exactly is kept as sent', () => {
     const user = (blocks: unknown[]) =>
       normalizeAnthropicRequest({ model: 'm', messages: [{ role: 'user', content: blocks }] }).messages[0]

@@ -19,6 +19,7 @@ import type { NormalizedMessage, PendingContentPart } from '../../chat-log/pendi
 import { isObj, str, type Obj } from '../wire-json.ts';
 import { canonicalJson } from '../../chat-log/canonical-json.ts';
 import { mediaPart } from './normalize-media.ts';
+import { answeredToolNames } from './request-view.ts';
 import { setMember } from '../../lib/own-member.ts';
 
 type ToolResultContent = Extract<PendingContentPart, { kind: 'tool-result' }>['content'][number];
@@ -124,14 +125,14 @@ function withWire(message: NormalizedMessage, wire: Wire | undefined): Normalize
 }
 
 /** A user turn: one tool message per tool_result, then a user message with the rest, if any. */
-function userMessages(content: unknown, toolNames: Map<string, string>): NormalizedMessage[] {
+function userMessages(content: unknown, toolNames: ReadonlyMap<Obj, string>): NormalizedMessage[] {
   const out: NormalizedMessage[] = [];
   const own: PendingContentPart[] = [];
   let hadOwnBlocks = false;
   for (const block of blocksOf(content)) {
     if (isObj(block) && block.type === 'tool_result') {
       const callId = str(block.tool_use_id) ?? '';
-      const toolName = toolNames.get(callId);
+      const toolName = toolNames.get(block);
       out.push({
         role: 'tool',
         content: [
@@ -154,7 +155,7 @@ function userMessages(content: unknown, toolNames: Map<string, string>): Normali
 }
 
 /** One wire message as the log's messages, in its place. */
-function normalizeMessage(message: Obj, toolNames: Map<string, string>): NormalizedMessage[] {
+function normalizeMessage(message: Obj, toolNames: ReadonlyMap<Obj, string>): NormalizedMessage[] {
   switch (message.role) {
     case 'user': {
       const out = userMessages(message.content, toolNames);
@@ -184,15 +185,7 @@ export function normalizeAnthropicRequest(
 ): NormalizedRequest {
   const fromIndex = opts.fromIndex ?? 0;
   const wire = Array.isArray(body.messages) ? body.messages : [];
-  const toolNames = new Map<string, string>();
-  for (const message of wire) {
-    if (!isObj(message) || !Array.isArray(message.content)) continue;
-    for (const block of message.content) {
-      if (isObj(block) && typeof block.id === 'string' && typeof block.name === 'string') {
-        toolNames.set(block.id, block.name);
-      }
-    }
-  }
+  const toolNames = answeredToolNames(wire);
 
   const messages: NormalizedMessage[] = [];
   for (const [index, message] of wire.entries()) {

@@ -256,6 +256,35 @@ describe('createAnthropicRequestView', () => {
     });
   });
 
+  test('a tool-use id handed out again: each result is named by the call before it with its id', () => {
+    const call = (id: string, name: string, type = 'tool_use') => ({
+      role: 'assistant',
+      content: [{ type, id, name, input: {} }],
+    });
+    const result = (id: string, text: string) => ({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: id, content: text }],
+    });
+    const view = createAnthropicRequestView({
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'go' },
+        call('t1', 'exec'),
+        result('t1', 'old'),
+        call('t1', 'read_file'),
+        result('t1', 'new'),
+        call('t1', 'web_search', 'server_tool_use'),
+      ],
+    });
+    assert.deepEqual(
+      view.toolResults().map((r) => [r.messageIndex, r.callId, r.toolName]),
+      [
+        [2, 't1', 'exec'],
+        [4, 't1', 'read_file'],
+      ],
+    );
+  });
+
   test('tool results without a matching tool_use have no name; missing ids read as empty', () => {
     const view = createAnthropicRequestView({
       model: 'm',

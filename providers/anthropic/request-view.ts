@@ -84,15 +84,25 @@ function imageRefs(
   return refs;
 }
 
-/** Tool-use id -> tool name, over every assistant message (client and server tools). */
-function toolNamesById(messages: unknown[]): Map<string, string> {
-  const names = new Map<string, string>();
+/**
+ * The tool each `tool_result` block answers, keyed by the block: the nearest block before it with
+ * its `tool_use_id` as `id` and a tool `name` (a `tool_use`, `server_tool_use` or `mcp_tool_use`:
+ * the call it answers). A server that hands the same id out again (as some OpenAI-compatible
+ * servers do) may give a later call that id for another tool; and a name taken from calls before
+ * the result only stays the same as the chat grows.
+ */
+export function answeredToolNames(messages: readonly unknown[]): Map<Obj, string> {
+  const byCallId = new Map<string, string>();
+  const names = new Map<Obj, string>();
   for (const message of messages) {
-    if (!isObj(message) || message.role !== 'assistant' || !Array.isArray(message.content)) continue;
+    if (!isObj(message) || !Array.isArray(message.content)) continue;
     for (const block of message.content) {
-      if (!isObj(block) || typeof block.id !== 'string' || typeof block.name !== 'string') continue;
-      if (block.type === 'tool_use' || block.type === 'server_tool_use' || block.type === 'mcp_tool_use') {
-        names.set(block.id, block.name);
+      if (!isObj(block)) continue;
+      if (block.type === 'tool_result') {
+        const name = typeof block.tool_use_id === 'string' ? byCallId.get(block.tool_use_id) : undefined;
+        if (name !== undefined) names.set(block, name);
+      } else if (typeof block.id === 'string' && typeof block.name === 'string') {
+        byCallId.set(block.id, block.name);
       }
     }
   }
@@ -217,7 +227,7 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
 
     toolResults(): ToolResultRef[] {
       const messages = list();
-      const names = toolNamesById(messages);
+      const names = answeredToolNames(messages);
       const refs: ToolResultRef[] = [];
       messages.forEach((message, index) => {
         if (!isObj(message) || message.role !== 'user' || !Array.isArray(message.content)) return;
@@ -228,7 +238,7 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
           refs.push({
             messageIndex: index,
             callId,
-            toolName: names.get(callId),
+            toolName: names.get(block),
             isError: block.is_error === true,
             texts: slots(block, 'content', index),
             images: Array.isArray(block.content)

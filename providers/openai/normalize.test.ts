@@ -185,6 +185,37 @@ describe('normalizeOpenaiRequest', () => {
     assert.deepEqual(normalized.tools, []);
   });
 
+  test('a call id handed out again: each result is named by its own call, the same as the chat grows', () => {
+    // Some OpenAI-compatible servers number calls afresh in every answer (`call_0`).
+    const call = (name: string) => ({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_0', type: 'function', function: { name, arguments: '{}' } }],
+    });
+    const result = (content: string) => ({ role: 'tool', tool_call_id: 'call_0', content });
+    const earlier = [
+      { role: 'user', content: 'go' },
+      call('exec'),
+      result('old'),
+      call('read_file'),
+      result('new'),
+    ];
+    const names = (messages: unknown[]) =>
+      normalizeOpenaiRequest({ model: 'm', messages }).messages.flatMap((m) =>
+        m.content.flatMap((p) => (p.kind === 'tool-result' ? [[p.callId, p.toolName]] : [])),
+      );
+    assert.deepEqual(names(earlier), [
+      ['call_0', 'exec'],
+      ['call_0', 'read_file'],
+    ]);
+    const later = [...earlier, call('grep'), result('more')];
+    assert.deepEqual(
+      normalizeOpenaiRequest({ model: 'm', messages: later }).messages.slice(0, earlier.length),
+      normalizeOpenaiRequest({ model: 'm', messages: earlier }).messages,
+      'what the log holds of the earlier request is what the longer one normalizes to',
+    );
+  });
+
   test('malformed input is kept as sent, never thrown on', () => {
     fc.assert(
       fc.property(fc.dictionary(fc.string(), fc.jsonValue()), fc.array(fc.jsonValue()), (extra, messages) => {

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import type { RawPart, ToolRef, Usage } from '../../chat-log/format/current.ts';
 import type { NormalizeOptions, NormalizedRequest, NormalizedResponse } from '../provider.ts';
 import type { NormalizedMessage, PendingContentPart } from '../../chat-log/pending-message.ts';
-import { openaiImageSource, parseDataUrl } from './request-view.ts';
+import { answeredToolNames, openaiImageSource, parseDataUrl } from './request-view.ts';
 import { base64DataUrl, inlineFilePart } from '../../chat-log/file-parts.ts';
 import { isObj, openaiStyleUsage, str, type Obj } from '../wire-json.ts';
 import { canonicalJson } from '../../chat-log/canonical-json.ts';
@@ -194,15 +194,7 @@ export function normalizeOpenaiRequest(
 ): NormalizedRequest {
   const fromIndex = opts.fromIndex ?? 0;
   const wire = Array.isArray(body.messages) ? body.messages : [];
-  const toolNames = new Map<string, string>();
-  for (const message of wire) {
-    if (!isObj(message) || !Array.isArray(message.tool_calls)) continue;
-    for (const call of message.tool_calls) {
-      if (!isObj(call) || typeof call.id !== 'string') continue;
-      const fn = isObj(call.function) ? call.function : isObj(call.custom) ? call.custom : {};
-      if (typeof fn.name === 'string') toolNames.set(call.id, fn.name);
-    }
-  }
+  const toolNames = answeredToolNames(wire);
 
   const systemTexts: string[] = [];
   const messages: NormalizedMessage[] = [];
@@ -230,7 +222,7 @@ export function normalizeOpenaiRequest(
       case 'tool':
       case 'function': {
         const callId = str(message.tool_call_id) ?? '';
-        const toolName = role === 'function' ? str(message.name) : toolNames.get(callId);
+        const toolName = toolNames.get(message);
         const result: NormalizedMessage = {
           role: 'tool',
           content: [

@@ -96,6 +96,34 @@ describe('createOpenaiRequestView', () => {
     );
   });
 
+  test('a call id handed out again: each result is named by the call before it with its id', () => {
+    // Some OpenAI-compatible servers number calls afresh in every answer (`call_0`).
+    const call = (id: string, name: string) => ({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id, type: 'function', function: { name, arguments: '{}' } }],
+    });
+    const view = createOpenaiRequestView({
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'go' },
+        call('call_0', 'exec'),
+        { role: 'tool', tool_call_id: 'call_0', content: 'old' },
+        { role: 'user', content: 'again' },
+        call('call_0', 'read_file'),
+        { role: 'tool', tool_call_id: 'call_0', content: 'new' },
+        call('call_0', 'grep'),
+      ],
+    });
+    assert.deepEqual(
+      view.toolResults().map((r) => [r.messageIndex, r.callId, r.toolName]),
+      [
+        [2, 'call_0', 'exec'],
+        [5, 'call_0', 'read_file'],
+      ],
+    );
+  });
+
   test('setting a string tool result writes through and changes nothing else', () => {
     const body = agentBody();
     const expected = agentBody();

@@ -90,15 +90,29 @@ function imageRefs(
   return refs;
 }
 
-/** Tool-call id -> function name, over every assistant message. */
-function toolNamesById(messages: unknown[]): Map<string, string> {
-  const names = new Map<string, string>();
+/**
+ * The tool each tool message answers, keyed by the message: the nearest call before it with its
+ * `tool_call_id` (the call it answers). Some OpenAI-compatible servers hand the same id out again
+ * in every answer (`call_0`), so a later call with that id may be another tool's; and a name taken
+ * from calls before the result only stays the same as the chat grows. A `function` message names
+ * its function itself.
+ */
+export function answeredToolNames(messages: readonly unknown[]): Map<Obj, string> {
+  const byCallId = new Map<string, string>();
+  const names = new Map<Obj, string>();
   for (const message of messages) {
-    if (!isObj(message) || message.role !== 'assistant' || !Array.isArray(message.tool_calls)) continue;
+    if (!isObj(message)) continue;
+    if (message.role === 'tool') {
+      const name = typeof message.tool_call_id === 'string' ? byCallId.get(message.tool_call_id) : undefined;
+      if (name !== undefined) names.set(message, name);
+    } else if (message.role === 'function') {
+      if (typeof message.name === 'string') names.set(message, message.name);
+    }
+    if (!Array.isArray(message.tool_calls)) continue;
     for (const call of message.tool_calls) {
       if (!isObj(call) || typeof call.id !== 'string') continue;
       const fn = isObj(call.function) ? call.function : isObj(call.custom) ? call.custom : undefined;
-      if (fn && typeof fn.name === 'string') names.set(call.id, fn.name);
+      if (fn && typeof fn.name === 'string') byCallId.set(call.id, fn.name);
     }
   }
   return names;
@@ -172,21 +186,15 @@ export function createOpenaiRequestView(body: Record<string, unknown>): RequestV
 
     toolResults(): ToolResultRef[] {
       const messages = list();
-      const names = toolNamesById(messages);
+      const names = answeredToolNames(messages);
       const refs: ToolResultRef[] = [];
       messages.forEach((message, index) => {
         if (!isObj(message) || (message.role !== 'tool' && message.role !== 'function')) return;
         const callId = typeof message.tool_call_id === 'string' ? message.tool_call_id : '';
-        const toolName =
-          message.role === 'function'
-            ? typeof message.name === 'string'
-              ? message.name
-              : undefined
-            : names.get(callId);
         refs.push({
           messageIndex: index,
           callId,
-          toolName,
+          toolName: names.get(message),
           isError: false,
           texts: slots(message, 'content', index),
           images: Array.isArray(message.content)

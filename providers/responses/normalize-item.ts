@@ -163,9 +163,9 @@ function reasoningItem(item: Obj): NormalizedMessage {
 }
 
 /** A tool result: the `output` of a `*_output` item, answering the call `callId`. */
-function outputItem(item: Obj, toolNames: ReadonlyMap<string, string>): NormalizedMessage {
+function outputItem(item: Obj, toolNames: ReadonlyMap<Obj, string>): NormalizedMessage {
   const callId = outputCallId(item);
-  const toolName = toolNames.get(callId);
+  const toolName = toolNames.get(item);
   // `call_id` is the result's call id; `local_shell_call_output` names its call in `id`, kept in wire.
   const wire = without(item, ['call_id', 'output']);
   let content: ToolResultContent[];
@@ -211,10 +211,10 @@ function callItem(item: Obj, argsKey: 'arguments' | 'input'): NormalizedMessage 
 }
 
 /**
- * One item as one log message. `toolNames` maps call ids to tool names (from the call items of the
- * same request) for the tool results.
+ * One item as one log message. `toolNames` names the tool each tool result of the same request
+ * answers (`answeredToolNames`).
  */
-export function normalizeItem(item: unknown, toolNames: ReadonlyMap<string, string>): NormalizedMessage {
+export function normalizeItem(item: unknown, toolNames: ReadonlyMap<Obj, string>): NormalizedMessage {
   if (!isObj(item)) return { role: 'other', content: [{ kind: 'raw', value: item as WireValue }] };
   const type = itemType(item);
   if (type === 'message') return messageItem(item);

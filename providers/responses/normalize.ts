@@ -14,7 +14,7 @@ import { sha256Hex } from '../../lib/sha256.ts';
 import type { NormalizeOptions, NormalizedRequest, NormalizedResponse } from '../provider.ts';
 import { isObj, openaiStyleUsage, str, type Obj } from '../wire-json.ts';
 import { normalizeItem } from './normalize-item.ts';
-import { toolNamesByCallId } from './responses-items.ts';
+import { answeredToolNames } from './responses-items.ts';
 import { setMember } from '../../lib/own-member.ts';
 
 /** A tool by name and the sha256 of its canonical definition; built-in tools go by their type. */
@@ -38,7 +38,7 @@ export function normalizeResponsesRequest(
   opts: NormalizeOptions = {},
 ): NormalizedRequest {
   const items = responsesInputItems(body);
-  const toolNames = toolNamesByCallId(items);
+  const toolNames = answeredToolNames(items);
   const messages = items.slice(opts.fromIndex ?? 0).map((item) => normalizeItem(item, toolNames));
   const settings: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(body))
@@ -81,7 +81,7 @@ function responsesStopReason(response: Obj): string | undefined {
 export function normalizeResponsesResponse(json: unknown): NormalizedResponse {
   const body = isObj(json) ? json : {};
   const output = Array.isArray(body.output) ? body.output : [];
-  const toolNames = toolNamesByCallId(output);
+  const toolNames = answeredToolNames(output);
   const messages: NormalizedMessage[] = output.map((item) => normalizeItem(item, toolNames));
   const responseId = str(body.id);
   // Only a stored response's items can be named later (`store: false` keeps nothing to reference).

@@ -56,6 +56,30 @@ describe('createResponsesRequestView', () => {
     );
   });
 
+  test('a call id handed out again: each result is named by the call before it with its id', () => {
+    const view = createResponsesRequestView({
+      model: 'm',
+      input: [
+        { role: 'user', content: 'go' },
+        { type: 'function_call', call_id: 'call_0', name: 'exec', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'call_0', output: 'old' },
+        { type: 'shell_call', call_id: 'call_0', action: { commands: ['ls'] } },
+        { type: 'shell_call_output', call_id: 'call_0', output: [{ stdout: 'a', stderr: '' }] },
+        { type: 'custom_tool_call', call_id: 'call_0', name: 'apply', input: 'x' },
+        { type: 'custom_tool_call_output', call_id: 'call_0', output: 'new' },
+        { type: 'function_call', call_id: 'call_0', name: 'grep', arguments: '{}' },
+      ],
+    });
+    assert.deepEqual(
+      view.toolResults().map((r) => [r.messageIndex, r.callId, r.toolName]),
+      [
+        [2, 'call_0', 'exec'],
+        [4, 'call_0', 'shell'],
+        [6, 'call_0', 'apply'],
+      ],
+    );
+  });
+
   test('finds images in user messages, tool outputs and computer screenshots, oldest first', () => {
     const view = createResponsesRequestView(codexBody());
     assert.deepEqual(

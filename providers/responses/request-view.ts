@@ -28,13 +28,13 @@ import {
 } from '../view-edits.ts';
 import {
   SCREENSHOT_PLACEHOLDER_URL,
+  answeredToolNames,
   inputImageSource,
   isToolOutput,
   itemSide,
   itemType,
   outputCallId,
   screenshotSource,
-  toolNamesByCallId,
 } from './responses-items.ts';
 
 /** Text part types whose `text` is plain text the model reads. */
@@ -264,7 +264,7 @@ export function createResponsesRequestView(body: Record<string, unknown>): Reque
 
     toolResults(): ToolResultRef[] {
       const items = inputItems(body);
-      const names = toolNamesByCallId(items);
+      const names = answeredToolNames(items);
       const refs: ToolResultRef[] = [];
       items.forEach((item, index) => {
         if (!isObj(item) || !isToolOutput(item)) return;
@@ -272,7 +272,7 @@ export function createResponsesRequestView(body: Record<string, unknown>): Reque
         refs.push({
           messageIndex: index,
           callId,
-          toolName: names.get(callId),
+          toolName: names.get(item),
           isError: item.status === 'failed',
           texts: outputSlots(item, tracker.at(index)),
           images: outputImageRefs(item, index, tracker.at(index), reporter),

@@ -102,14 +102,25 @@ export function callToolName(item: Obj): string | undefined {
   return type?.endsWith('_call') ? type.slice(0, -'_call'.length) : undefined;
 }
 
-/** Call id -> tool name, over every call item of `items`. */
-export function toolNamesByCallId(items: readonly unknown[]): Map<string, string> {
-  const names = new Map<string, string>();
+/**
+ * The tool each tool result of `items` answers, keyed by the result item: the nearest call item
+ * before it with its call id (the call it answers). Some OpenAI-compatible servers hand the same
+ * id out again in every answer (`call_0`), so a later call with that id may be another tool's; and
+ * a name taken from calls before the result only stays the same as the chat grows.
+ */
+export function answeredToolNames(items: readonly unknown[]): Map<Obj, string> {
+  const byCallId = new Map<string, string>();
+  const names = new Map<Obj, string>();
   for (const item of items) {
-    if (!isObj(item) || !isCall(item)) continue;
-    const callId = str(item.call_id);
-    const name = callToolName(item);
-    if (callId !== undefined && name !== undefined) names.set(callId, name);
+    if (!isObj(item)) continue;
+    if (isToolOutput(item)) {
+      const name = byCallId.get(outputCallId(item));
+      if (name !== undefined) names.set(item, name);
+    } else if (isCall(item)) {
+      const callId = str(item.call_id);
+      const name = callToolName(item);
+      if (callId !== undefined && name !== undefined) byCallId.set(callId, name);
+    }
   }
   return names;
 }

@@ -8,117 +8,18 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import OpenAI from 'openai';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
-import { chatDriver, contentText, getEvents, ofType, type ChatDriver } from '../helpers/sdk-chat-drivers.ts';
+import { getEvents, ofType } from '../helpers/sdk-chat-drivers.ts';
+import { LOOP_FORMATS, conversation, toolResults } from '../helpers/tool-loop-conversation.ts';
 
-const MODEL = 'small-model';
 const MINUTE = 60_000;
 const CHARS = 9000;
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const resultText = (label: string) => `${label} ${'x'.repeat(CHARS)}`;
 
 /** The soft trim SPEC section 4 describes, with the default limits (4000 / 1500 / 1500). */
 function softTrimmed(text: string): string {
   return `${text.slice(0, 1500)}\n...\n${text.slice(-1500)}\n\n[Tool result trimmed: kept first 1500 chars and last 1500 chars of ${text.length} chars.]`;
-}
-
-/** One conversation the test grows, in one wire format, and what the provider got for each call. */
-interface Conversation {
-  user(text: string): void;
-  toolLoop(callId: string, result: string): void;
-  call(): Promise<{ pruned: string | null; body: Obj }>;
-  /** The provider body's history (messages or input items). */
-  history(body: Obj): unknown[];
-  /** The tool results of a provider body, in order: call id and text. */
-  results(body: Obj): Array<[string, string]>;
-}
-
-function sdkConversation(gw: TestGateway, format: 'openai' | 'anthropic', sessionId: string): Conversation {
-  const driver: ChatDriver = chatDriver(format, gw.url, gw.fake, MODEL, {
-    system: 'You are a coding agent.',
-    tools: ['read_file'],
-    headers: { 'x-session-id': sessionId },
-  });
-  return {
-    user: (text) => driver.user(text),
-    toolLoop(callId, result) {
-      driver.assistantToolCall(callId, 'read_file', { path: `/src/${callId}.ts` });
-      driver.toolResult(callId, result);
-    },
-    async call() {
-      const out = await driver.call();
-      assert.equal(out.status, 200);
-      return { pruned: out.headers.get('x-oda-pruned'), body: out.providerBody };
-    },
-    history: (body) => (Array.isArray(body.messages) ? body.messages : []),
-    results(body) {
-      const out: Array<[string, string]> = [];
-      for (const m of Array.isArray(body.messages) ? body.messages : []) {
-        if (!isObj(m)) continue;
-        if (m.role === 'tool') out.push([String(m.tool_call_id), contentText(m.content)]);
-        if (m.role === 'user' && Array.isArray(m.content)) {
-          for (const b of m.content)
-            if (isObj(b) && b.type === 'tool_result')
-              out.push([String(b.tool_use_id), contentText(b.content)]);
-        }
-      }
-      return out;
-    },
-  };
-}
-
-function responsesConversation(gw: TestGateway, sessionId: string): Conversation {
-  const client = new OpenAI({
-    baseURL: `${gw.url}/v1`,
-    apiKey: 'sk-test',
-    maxRetries: 0,
-    defaultHeaders: { 'x-session-id': sessionId },
-  });
-  const input: OpenAI.Responses.ResponseInputItem[] = [];
-  return {
-    user: (text) => input.push({ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }),
-    toolLoop(callId, result) {
-      input.push({ type: 'function_call', call_id: callId, name: 'read_file', arguments: '{}' });
-      input.push({ type: 'function_call_output', call_id: callId, output: result });
-    },
-    async call() {
-      const { data, response } = await client.responses
-        .create({
-          model: MODEL,
-          instructions: 'You are a coding agent.',
-          store: false,
-          tools: [
-            {
-              type: 'function',
-              name: 'read_file',
-              parameters: { type: 'object', properties: {} },
-              strict: false,
-            },
-          ],
-          input,
-        })
-        .withResponse();
-      for (const item of data.output) input.push(item as OpenAI.Responses.ResponseInputItem);
-      const provider = gw.fake.requestsTo('/v1/responses').at(-1);
-      return { pruned: response.headers.get('x-oda-pruned'), body: provider?.json ?? {} };
-    },
-    history: (body) => (Array.isArray(body.input) ? body.input : []),
-    results(body) {
-      const out: Array<[string, string]> = [];
-      for (const item of Array.isArray(body.input) ? body.input : []) {
-        if (isObj(item) && item.type === 'function_call_output')
-          out.push([
-            String(item.call_id),
-            typeof item.output === 'string' ? item.output : contentText(item.output),
-          ]);
-      }
-      return out;
-    },
-  };
 }
 
 describe('cache-TTL pruning with a tool-call id handed out again', () => {
@@ -135,13 +36,9 @@ describe('cache-TTL pruning with a tool-call id handed out again', () => {
   });
   after(() => gw.close());
 
-  for (const format of ['openai', 'anthropic', 'responses'] as const) {
+  for (const format of LOOP_FORMATS) {
     test(`${format}: the old result stays pruned while warm, and a cold pass prunes the one reusing its id`, async () => {
-      const sessionId = `reused-ids-${format}`;
-      const chat =
-        format === 'responses'
-          ? responsesConversation(gw, sessionId)
-          : sdkConversation(gw, format, sessionId);
+      const chat = conversation(gw, format, `reused-ids-${format}`);
 
       // Turn 1 (no cache yet): six loops of 9,009 characters; the three oldest are soft-trimmed.
       chat.user('go');
@@ -150,7 +47,7 @@ describe('cache-TTL pruning with a tool-call id handed out again', () => {
       assert.equal(first.pruned, 'soft=3,cleared=0');
       const pruned = (n: number) => softTrimmed(resultText(`result ${n}`));
       assert.deepEqual(
-        chat.results(first.body).slice(0, 3),
+        toolResults(first.body).slice(0, 3),
         [0, 1, 2].map((n) => [`call_${n}`, pruned(n)]),
       );
 
@@ -166,7 +63,7 @@ describe('cache-TTL pruning with a tool-call id handed out again', () => {
         JSON.stringify(sent),
         'the warm prefix keeps its bytes',
       );
-      const reused = chat.results(second.body).filter(([id]) => id === 'call_0');
+      const reused = toolResults(second.body).filter(([id]) => id === 'call_0');
       assert.deepEqual(reused, [
         ['call_0', pruned(0)],
         ['call_0', resultText('new result 0')],
@@ -180,7 +77,7 @@ describe('cache-TTL pruning with a tool-call id handed out again', () => {
       chat.toolLoop('call_7', 'short 7');
       const third = await chat.call();
       assert.equal(third.pruned, 'soft=4,cleared=0', 'call_3, call_4, call_5 and the new call_0');
-      assert.deepEqual(chat.results(third.body), [
+      assert.deepEqual(toolResults(third.body), [
         ...[0, 1, 2, 3, 4, 5].map((n) => [`call_${n}`, pruned(n)]),
         ['call_0', softTrimmed(resultText('new result 0'))],
         ['call_6', 'short 6'],
@@ -188,7 +85,7 @@ describe('cache-TTL pruning with a tool-call id handed out again', () => {
       ]);
 
       // The log names both call_0 results, each by the digest of its own text.
-      const passes = ofType(await getEvents(gw.url, sessionId), 'pruning');
+      const passes = ofType(await getEvents(gw.url, `reused-ids-${format}`), 'pruning');
       const last = passes.at(-1)!.projection;
       assert.deepEqual(
         last.map((e) => [e.callId, e.action]),

@@ -1,13 +1,18 @@
 /**
  * Test support: one chat script rendered as the body each wire format's SDK would send, so the
- * pruning tests run over the real request views of both formats.
+ * pruning tests run over the real request views of both formats (and, where a test asks for it,
+ * the Responses API's too).
  */
 import { createAnthropicRequestView } from '../../../providers/anthropic/request-view.ts';
 import { createOpenaiRequestView } from '../../../providers/openai/request-view.ts';
+import { createResponsesRequestView } from '../../../providers/responses/request-view.ts';
 import type { RequestView } from '../../../providers/request-view.ts';
 
 export type WireFormat = 'openai' | 'anthropic';
 export const WIRE_FORMATS: readonly WireFormat[] = ['openai', 'anthropic'];
+/** Every wire format a chat script renders to; the Responses body keeps its turns in `input`. */
+export type AnyWireFormat = WireFormat | 'responses';
+export const ALL_WIRE_FORMATS: readonly AnyWireFormat[] = [...WIRE_FORMATS, 'responses'];
 
 /** A 1x1 PNG. */
 export const PNG_BASE64 =
@@ -108,13 +113,48 @@ export function anthropicBody(steps: readonly ChatStep[], system = 'You are a co
   };
 }
 
+function responsesToolOutput(content: string | readonly ToolPart[]): unknown {
+  if (typeof content === 'string') return content;
+  return content.map((part) =>
+    'text' in part
+      ? { type: 'input_text', text: part.text }
+      : { type: 'input_image', image_url: `data:image/png;base64,${PNG_BASE64}` },
+  );
+}
+
+/** The OpenAI Responses body for `steps`: one item per message, call and output. */
+export function responsesBody(steps: readonly ChatStep[], system = 'You are a coding agent.'): Obj {
+  const input: Obj[] = [];
+  for (const step of steps) {
+    if (step.kind === 'user') {
+      input.push({ type: 'message', role: 'user', content: [{ type: 'input_text', text: step.text }] });
+    } else if (step.kind === 'assistant') {
+      if (step.text !== undefined) {
+        input.push({
+          type: 'message',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: step.text, annotations: [] }],
+        });
+      }
+      for (const call of step.calls ?? []) {
+        input.push({ type: 'function_call', call_id: call.id, name: call.name, arguments: call.args ?? '{}' });
+      }
+    } else {
+      input.push({ type: 'function_call_output', call_id: step.id, output: responsesToolOutput(step.content) });
+    }
+  }
+  return { model: 'gpt-5', instructions: system, store: false, input };
+}
+
 /** The body of `steps` in `format`. */
-export function wireBody(format: WireFormat, steps: readonly ChatStep[]): Obj {
+export function wireBody(format: AnyWireFormat, steps: readonly ChatStep[]): Obj {
+  if (format === 'responses') return responsesBody(steps);
   return format === 'openai' ? openaiBody(steps) : anthropicBody(steps);
 }
 
 /** The real request view of `format` over `body`. */
-export function viewOf(format: WireFormat, body: Obj): RequestView {
+export function viewOf(format: AnyWireFormat, body: Obj): RequestView {
+  if (format === 'responses') return createResponsesRequestView(body);
   return format === 'openai' ? createOpenaiRequestView(body) : createAnthropicRequestView(body);
 }
 

@@ -1,0 +1,117 @@
+/**
+ * A tool result answers the nearest call before it with its id (SPEC section 4), also when the
+ * model hands an id out again: some OpenAI-compatible servers number their calls afresh in every
+ * answer, so `call_0` names one tool in one turn and another tool in the next. Here the fake
+ * provider hands out `call_0` for `exec`, then `read_file`, then `grep`; pruning's tool rules judge
+ * each result by the tool that made it, and the log names each result the same in every request,
+ * so a restarted gateway finds the chat again (SPEC section 6). OpenAI Chat, Anthropic and
+ * Responses, official SDKs -> gateway -> fake provider.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FakeProvider } from '../fake-provider/fake-provider.ts';
+import { getEvents, ofType } from '../helpers/sdk-chat-drivers.ts';
+import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
+import { LOOP_FORMATS, conversation, toolResults } from '../helpers/tool-loop-conversation.ts';
+
+const MINUTE = 60_000;
+const TOOLS = ['exec', 'read_file', 'grep'];
+
+const resultText = (label: string) => `${label} ${'x'.repeat(9000)}`;
+
+/** The soft trim SPEC section 4 describes, with the default limits (4000 / 1500 / 1500). */
+function softTrimmed(text: string): string {
+  return `${text.slice(0, 1500)}\n...\n${text.slice(-1500)}\n\n[Tool result trimmed: kept first 1500 chars and last 1500 chars of ${text.length} chars.]`;
+}
+
+describe('a tool-call id handed out again: each result answers the call before it', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startGateway({
+      config: {
+        models: { 'small-*': { contextWindow: 10_000 } },
+        pruning: {
+          mode: 'cache-ttl',
+          ttl: '5m',
+          keepLastAssistants: 1,
+          tools: { allow: [], deny: ['exec'] },
+        },
+      },
+    });
+  });
+  after(() => gw.close());
+
+  for (const format of LOOP_FORMATS) {
+    test(`${format}: pruning's tool rules judge an old result by its own call's tool`, async () => {
+      const chat = conversation(gw, format, `reused-pairing-${format}`, TOOLS);
+      chat.user('go');
+      await chat.modelCalls('call_0', 'exec', resultText('exec output'));
+      await chat.modelCalls('call_0', 'read_file', resultText('file text'));
+      await chat.modelCalls('call_0', 'grep', 'one hit');
+
+      // Cold: the pass looks at the two results before the last assistant turn (about 0.45 of
+      // the window, over softTrimRatio). `exec` is denied, so only the `read_file` result is trimmed,
+      // though the last call with their id is `grep`'s.
+      gw.clock.advance(20 * MINUTE);
+      const out = await chat.call();
+      assert.equal(out.pruned, 'soft=1,cleared=0');
+      assert.deepEqual(toolResults(out.body), [
+        ['call_0', resultText('exec output')],
+        ['call_0', softTrimmed(resultText('file text'))],
+        ['call_0', 'one hit'],
+      ]);
+    });
+  }
+});
+
+describe('a tool-call id handed out again: the log names each result by its own call', () => {
+  const fake = new FakeProvider();
+  const dirs: string[] = [];
+  before(() => fake.start());
+  after(async () => {
+    await fake.close();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  for (const format of LOOP_FORMATS) {
+    test(`${format}: a restarted gateway finds the chat again and continues it`, async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'oda-reused-ids-'));
+      dirs.push(dataDir);
+      const sessionId = `reused-restart-${format}`;
+      const first = await startGateway({ dataDir, fakeProvider: fake });
+      let chat = conversation(first, format, sessionId, TOOLS);
+      try {
+        chat.user('go');
+        await chat.modelCalls('call_0', 'exec', 'exec output');
+        await chat.modelCalls('call_0', 'read_file', 'file text');
+        await chat.call();
+      } finally {
+        await first.close();
+      }
+
+      // The new gateway knows no prefix of the chat: it normalizes the whole history and compares
+      // it with the log, where the first result is `exec`'s.
+      const second = await startGateway({ dataDir, fakeProvider: fake });
+      try {
+        chat = chat.moveTo(second);
+        chat.user('more');
+        await chat.call();
+        const res = await fetch(`${second.url}/v1/sessions?limit=50`);
+        const listed = ((await res.json()) as { data: Array<{ id: string }> }).data.map((c) => c.id);
+        assert.deepEqual(listed, [sessionId], 'the same chat, no branch of it');
+        const results = ofType(await getEvents(second.url, sessionId), 'message').flatMap((m) =>
+          m.content.flatMap((p) => (p.kind === 'tool-result' ? [[p.callId, p.toolName]] : [])),
+        );
+        assert.deepEqual(results, [
+          ['call_0', 'exec'],
+          ['call_0', 'read_file'],
+        ]);
+      } finally {
+        await second.close();
+      }
+    });
+  }
+});
