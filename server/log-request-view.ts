@@ -57,6 +57,11 @@ export interface LogViewEdit {
   readonly what: 'text' | 'image';
   /** The tool result the part belongs to, when it is inside one. */
   readonly callId?: string;
+  /**
+   * That tool result's position in `toolResults()`, which tells apart results sharing a call id
+   * (a server may hand an id out again).
+   */
+  readonly resultIndex?: number;
   /** For a text inside a tool result: its index among the result's text parts. */
   readonly textIndex?: number;
 }
@@ -176,7 +181,7 @@ export class LogRequestView implements RequestView {
     entry: Entry,
     part: LogPart,
     path: number[],
-    inResult?: { callId: string; textIndex: number },
+    inResult?: { callId: string; resultIndex: number; textIndex: number },
   ): TextSlot {
     return new LogTextSlot(part, () => this.record({ seq: entry.seq, path, what: 'text', ...inResult }));
   }
@@ -187,7 +192,7 @@ export class LogRequestView implements RequestView {
     at: number,
     path: number[],
     inToolResult: boolean,
-    callId?: string,
+    inResult?: { callId: string; resultIndex: number },
   ): LogImageRef | undefined {
     const part = holder[at];
     if (!part || part.kind !== 'image') return undefined;
@@ -206,7 +211,7 @@ export class LogRequestView implements RequestView {
       },
       replaceWithText: (text: string) => {
         holder[at] = { kind: 'text', text };
-        this.record({ seq: entry.seq, path, what: 'image', ...(callId !== undefined && { callId }) });
+        this.record({ seq: entry.seq, path, what: 'image', ...inResult });
       },
     };
   }
@@ -245,15 +250,16 @@ export class LogRequestView implements RequestView {
       entry.content?.forEach((part, i) => {
         if (part.kind !== 'tool-result') return;
         const callId = typeof part.callId === 'string' ? part.callId : '';
+        const resultIndex = out.length;
         const inner = Array.isArray(part.content) ? (part.content as unknown[]) : [];
         const texts: TextSlot[] = [];
         const images: ImageRef[] = [];
         inner.forEach((child, j) => {
           if (!isPart(child)) return;
           if (child.kind === 'text') {
-            texts.push(this.slot(entry, child, [i, j], { callId, textIndex: texts.length }));
+            texts.push(this.slot(entry, child, [i, j], { callId, resultIndex, textIndex: texts.length }));
           } else if (child.kind === 'image') {
-            const ref = this.image(entry, inner as LogPart[], j, [i, j], true, callId);
+            const ref = this.image(entry, inner as LogPart[], j, [i, j], true, { callId, resultIndex });
             if (ref) images.push(ref);
           }
         });
@@ -272,18 +278,21 @@ export class LogRequestView implements RequestView {
 
   images(): LogImageRef[] {
     const out: LogImageRef[] = [];
+    // Counts tool results as `toolResults()` lists them.
+    let resultIndex = -1;
     for (const entry of this.entries) {
       const content = entry.content;
       if (!content) continue;
       content.forEach((part, i) => {
+        if (part.kind === 'tool-result') resultIndex += 1;
         if (part.kind === 'image' && entry.role === 'user') {
           const ref = this.image(entry, content, i, [i], false);
           if (ref) out.push(ref);
         } else if (part.kind === 'tool-result' && Array.isArray(part.content)) {
           const inner = part.content as LogPart[];
-          const callId = typeof part.callId === 'string' ? part.callId : '';
+          const inResult = { callId: typeof part.callId === 'string' ? part.callId : '', resultIndex };
           inner.forEach((_child, j) => {
-            const ref = this.image(entry, inner, j, [i, j], true, callId);
+            const ref = this.image(entry, inner, j, [i, j], true, inResult);
             if (ref) out.push(ref);
           });
         }

@@ -5,42 +5,13 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { receivedView, type ReceivedSettings, type ViewDecisions } from './received-view.ts';
+import { receivedView, type ViewDecisions } from './received-view.ts';
 import type { LogPart, OtherMessage, PageMessage } from './log-request-view.ts';
+import { call, image, longText, msg, none, result, settings, sha, text } from '../test/helpers/log-page.ts';
 
-const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 const MARKER = '\n\n[... tool result middle pruned ...]\n\n';
 const REPLAYED = '[image data removed - already processed by model]';
 const MEDIA_GONE = '[media reference removed - already processed by model]';
-
-const settings: ReceivedSettings = {
-  softTrim: { maxChars: 4000, headChars: 1500, tailChars: 1500 },
-  hardClear: { enabled: true, placeholder: '[Old tool result content cleared]' },
-  imageReplay: { enabled: true, keepTurns: 3 },
-};
-const none: ViewDecisions = { trims: {}, setAside: {}, pruning: null };
-
-function text(t: string): LogPart {
-  return { kind: 'text', text: t };
-}
-function image(sha256: string): LogPart {
-  return { kind: 'image', attachment: { sha256, mediaType: 'image/png', bytes: 68, width: 1, height: 1 } };
-}
-function result(callId: string, content: LogPart[]): LogPart {
-  return { kind: 'tool-result', callId, toolName: 'read_file', failed: false, content };
-}
-function call(id: string): LogPart {
-  return { kind: 'tool-call', id, name: 'read_file', args: '{}' };
-}
-const msg = (seq: number, role: string, content: LogPart[]): PageMessage => ({ seq, role, content });
-
-/** A log-like text of `n` characters (ASCII, so characters are code points). */
-function longText(n: number): string {
-  let out = '';
-  for (let i = 0; out.length < n; i++) out += `line ${i} of the tool output\n`;
-  return out.slice(0, n);
-}
 
 /** user, model (tool call), tool (result) -- the result holds `content`. */
 function toolTurn(content: LogPart[]): PageMessage[] {

@@ -93,8 +93,12 @@ function setAsideKey(part: LogPart): string | undefined {
 type SetAside = ViewDecisions['setAside'][string];
 type Trim = ViewDecisions['trims'][string];
 
-/** Where a trim decision applied: the call id and the index of a text part it changed. */
-const trimmedKey = (callId: string, textIndex: number | undefined) => `${callId}:${textIndex ?? -1}`;
+/**
+ * Where a trim decision applied: its tool result's position (results may share a call id: a server
+ * may hand an id out again) and the index of a text part it changed.
+ */
+const trimmedKey = (resultIndex: number | undefined, textIndex: number | undefined) =>
+  `${resultIndex ?? -1}:${textIndex ?? -1}`;
 
 const partKey = (seq: number, path: readonly (string | number)[]) => `${seq}:${path.join('.')}`;
 
@@ -123,14 +127,14 @@ function effectOf(
   decisions: ViewDecisions,
   setAside: Map<string, SetAside>,
   trimmed: Map<string, Trim>,
-  pruned: Map<string, 'soft' | 'cleared'>,
+  pruned: Map<number, 'soft' | 'cleared'>,
 ): ReceivedEffect {
   const path = [...edit.path];
   switch (edit.by) {
     case 'trimmed': {
       const callId = edit.callId ?? '';
       // The decision replay applied to this part (a text's part may have moved since it was cut).
-      const trim = trimmed.get(trimmedKey(callId, edit.textIndex));
+      const trim = trimmed.get(trimmedKey(edit.resultIndex, edit.textIndex));
       return {
         by: 'trimmed',
         path,
@@ -158,7 +162,7 @@ function effectOf(
         by: 'pruned',
         path,
         callId,
-        action: pruned.get(callId) ?? 'soft',
+        action: pruned.get(edit.resultIndex ?? -1) ?? 'soft',
         decisionSeq: decisions.pruning?.seq ?? -1,
       };
     }
@@ -189,9 +193,9 @@ export function receivedView(input: {
   replayTrims(
     view,
     Object.values(decisions.trims).sort((a, b) => a.seq - b.seq),
-    (trim, textIndexes) => {
+    (trim, textIndexes, resultIndex) => {
       // The latest decision that changed a part names it (the last link of a chain).
-      for (const i of textIndexes) trimmed.set(trimmedKey(trim.callId, i), trim);
+      for (const i of textIndexes) trimmed.set(trimmedKey(resultIndex, i), trim);
     },
   );
   if (settings.imageReplay.enabled) {
@@ -202,11 +206,12 @@ export function receivedView(input: {
     if (recorded) cleanBefore(view, cutoffOfTurn(chatTurns(view.messages()), recorded.from));
     else imageReplayCleanup(view, settings.imageReplay.keepTurns);
   }
-  const pruned = new Map<string, 'soft' | 'cleared'>();
+  // By result position: results sharing a call id may be pruned apart (one soft, one cleared).
+  const pruned = new Map<number, 'soft' | 'cleared'>();
   if (decisions.pruning && decisions.pruning.projection.length > 0) {
     view.by = 'pruned';
     for (const entry of applyProjection(view, decisions.pruning.projection, settings)) {
-      pruned.set(entry.callId, entry.action);
+      pruned.set(entry.resultIndex, entry.action);
     }
   }
 

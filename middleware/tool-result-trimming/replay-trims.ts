@@ -27,8 +27,15 @@ export interface RecordedTrim {
   readonly parts?: ReadonlyArray<{ readonly chars: number; readonly digest: string }> | undefined;
 }
 
-/** Told of each decision replay applied, with the indexes of the text parts it changed. */
-export type OnTrimReplayed<T extends RecordedTrim> = (decision: T, textIndexes: number[]) => void;
+/**
+ * Told of each decision replay applied, with the indexes of the text parts it changed and the
+ * position of their tool result in `view.toolResults()` (results may share a call id).
+ */
+export type OnTrimReplayed<T extends RecordedTrim> = (
+  decision: T,
+  textIndexes: number[],
+  resultIndex: number,
+) => void;
 
 /** True when `text` is the recorded text: at least `chars` code units (a cheap filter), then the digest. */
 function holds(text: string, chars: number, digest: string): boolean {
@@ -90,7 +97,7 @@ export function replayTrims<T extends RecordedTrim>(
     else byCall.set(decision.callId, [decision]);
   }
   let applied = 0;
-  for (const result of view.toolResults()) {
+  for (const [resultIndex, result] of view.toolResults().entries()) {
     const recorded = byCall.get(result.callId);
     if (!recorded) continue;
     // In recorded order, re-reading the parts each time: a text trimmed again under tighter
@@ -99,7 +106,7 @@ export function replayTrims<T extends RecordedTrim>(
       const changed = replayOne(result, decision);
       if (!changed) continue;
       applied += 1;
-      onReplayed?.(decision, changed);
+      onReplayed?.(decision, changed, resultIndex);
     }
   }
   return applied;

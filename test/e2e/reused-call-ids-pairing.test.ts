@@ -3,9 +3,10 @@
  * model hands an id out again: some OpenAI-compatible servers number their calls afresh in every
  * answer, so `call_0` names one tool in one turn and another tool in the next. Here the fake
  * provider hands out `call_0` for `exec`, then `read_file`, then `grep`; pruning's tool rules judge
- * each result by the tool that made it, and the log names each result the same in every request,
- * so a restarted gateway finds the chat again (SPEC section 6). OpenAI Chat, Anthropic and
- * Responses, official SDKs -> gateway -> fake provider.
+ * each result by the tool that made it, the log names each result the same in every request, so
+ * a restarted gateway finds the chat again (SPEC section 6), and the received view labels each
+ * result with what pruning did to it. OpenAI Chat, Anthropic and Responses, official SDKs ->
+ * gateway -> fake provider.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -112,6 +113,56 @@ describe('a tool-call id handed out again: the log names each result by its own 
       } finally {
         await second.close();
       }
+    });
+  }
+});
+
+describe('a tool-call id handed out again: the received view labels each result apart', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startGateway({
+      config: {
+        models: { 'small-*': { contextWindow: 2800 } },
+        pruning: { mode: 'cache-ttl', ttl: '5m', keepLastAssistants: 1, minPrunableToolChars: 0 },
+        // Only pruning shortens results here.
+        toolResultTrimming: { thresholdChars: 1_000_000 },
+      },
+    });
+  });
+  after(() => gw.close());
+
+  for (const format of LOOP_FORMATS) {
+    test(`${format}: the cleared and the soft-trimmed call_0 each show their own action`, async () => {
+      const sessionId = `reused-received-${format}`;
+      const chat = conversation(gw, format, sessionId, TOOLS);
+      chat.user('go');
+      const first = resultText('first read');
+      const second = resultText('second read');
+      await chat.modelCalls('call_0', 'read_file', first);
+      await chat.modelCalls('call_0', 'read_file', second);
+      await chat.modelCalls('call_0', 'grep', 'one hit');
+
+      // Cold: both long results are soft-trimmed, which leaves the estimate over hardClearRatio,
+      // so the older one is cleared too.
+      gw.clock.advance(20 * MINUTE);
+      const out = await chat.call();
+      assert.equal(out.pruned, 'soft=1,cleared=1');
+      assert.deepEqual(toolResults(out.body), [
+        ['call_0', '[Old tool result content cleared]'],
+        ['call_0', softTrimmed(second)],
+        ['call_0', 'one hit'],
+      ]);
+
+      const res = await fetch(`${gw.url}/v1/sessions/${sessionId}/received?offset=0&length=100`);
+      assert.equal(res.status, 200);
+      const { data } = (await res.json()) as { data: Array<{ effects: Array<Record<string, unknown>> }> };
+      assert.deepEqual(
+        data.flatMap((m) => m.effects).map((e) => [e.by, e.callId, e.action]),
+        [
+          ['pruned', 'call_0', 'cleared'],
+          ['pruned', 'call_0', 'soft'],
+        ],
+      );
     });
   }
 });
