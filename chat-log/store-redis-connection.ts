@@ -104,7 +104,8 @@ export class RedisConnection {
     if (this.redis.status === 'ready') return true;
     if (!this.firstAttemptOver) {
       await this.firstAttempt;
-      if (this.redis.status === 'ready') return true;
+      // Read again: the status changed while waiting (a plain re-check is narrowed away by tsc).
+      if (this.status === 'ready') return true;
     }
     return this.waitForReady();
   }
