@@ -249,9 +249,10 @@ describe('RedisLogBackend: checkpoints, locks, availability', { skip: redisSkip 
 
   test('withLock excludes across instances, is renewed past its lease, and is released on throw', async () => {
     // A lease long enough that a loaded machine's pause (the lease lapses only when a renewal, due
-    // every third of it, is late by two thirds) does not let b in, short enough to outlast three.
-    const a = backend(uniquePrefix('lock'), { lockTtlMs: 500 });
-    const b = backend(a.prefix, { lockTtlMs: 500 });
+    // every third of it, is late by two thirds: 1 s here) does not let b in, short enough to outlast
+    // twice in the test. 500 ms let b in once under a full suite on a busy 2-core machine.
+    const a = backend(uniquePrefix('lock'), { lockTtlMs: 1500 });
+    const b = backend(a.prefix, { lockTtlMs: 1500 });
     await a.create(hdr('l'));
     const order: string[] = [];
     let release!: () => void;
@@ -270,8 +271,8 @@ describe('RedisLogBackend: checkpoints, locks, availability', { skip: redisSkip 
       order.push('b');
     });
     await b.withLock('other', async () => order.push('b:other'));
-    // Hold well past three leases: renewal must keep b out.
-    await new Promise((r) => setTimeout(r, 1600));
+    // Hold past two leases: renewal must keep b out.
+    await new Promise((r) => setTimeout(r, 3400));
     release();
     await Promise.all([first, second]);
     assert.deepEqual(order, ['a:start', 'b:other', 'a:end', 'b']);
