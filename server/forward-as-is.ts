@@ -11,7 +11,7 @@ import { z } from 'zod';
 import type { ProviderConfig } from '../config/config.ts';
 import { OdaError } from '../lib/errors.ts';
 import type { FormatAdapter } from '../providers/provider.ts';
-import { isEventStream, toUpstreamError } from '../providers/upstream-client.ts';
+import { isEventStream, MAX_WHOLE_ANSWER_BYTES, toUpstreamError } from '../providers/upstream-client.ts';
 import { buildUpstreamUrl } from '../providers/upstream-url.ts';
 import type { AppContext } from './app-context.ts';
 import { copyHeaders } from './deliver.ts';
@@ -29,6 +29,12 @@ export interface AsIsCall {
   query?: Readonly<Record<string, string | readonly string[]>>;
   /** The body as the client sent it; none for reads. */
   body?: Buffer;
+  /**
+   * Reads a 2xx JSON answer (of at most `MAX_WHOLE_ANSWER_BYTES`) as it goes by: called with its
+   * whole text before its last chunk goes out, so what it records is in place before the client
+   * has the answer; every other chunk is passed on as it arrives. Never throws.
+   */
+  observeJson?: (text: string) => Promise<void>;
 }
 
 /** Sends `call` to its provider and pipes the answer (status, headers, body) back to the client. */
@@ -82,8 +88,13 @@ export async function forwardAsIs(
   if (isEventStream(up.headers)) res.flushHeaders();
   try {
     // Read by iterating it: an event stream is masked as it is read (the upstream client's body).
+    const observe =
+      call.observeJson && up.status >= 200 && up.status < 300 && isJson(up.headers['content-type'])
+        ? call.observeJson
+        : undefined;
     await pipeline(async function* () {
-      yield* up.body;
+      if (!observe) return yield* up.body;
+      yield* observed(up.body, observe);
     }, res);
   } catch (e) {
     // The client left, or the provider broke off: before any byte the client gets the gateway's
@@ -92,6 +103,33 @@ export async function forwardAsIs(
     if (!res.headersSent) throw upstreamFailure(toUpstreamError(e), provider.name);
     res.destroy();
   }
+}
+
+function isJson(contentType: string | string[] | undefined): boolean {
+  return String(contentType ?? '')
+    .toLowerCase()
+    .includes('application/json');
+}
+
+/**
+ * `body`'s chunks, passed on as they come but for the last one, held until `observe` has read the
+ * whole text (when it is not longer than the gateway reads whole).
+ */
+async function* observed(
+  body: AsyncIterable<Buffer | Uint8Array>,
+  observe: (text: string) => Promise<void>,
+): AsyncGenerator<Buffer | Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let held: Buffer | Uint8Array | undefined;
+  for await (const chunk of body) {
+    if (held) yield held;
+    held = chunk;
+    size += chunk.length;
+    if (size <= MAX_WHOLE_ANSWER_BYTES) chunks.push(chunk);
+  }
+  if (size <= MAX_WHOLE_ANSWER_BYTES) await observe(Buffer.concat(chunks).toString('utf8'));
+  if (held) yield held;
 }
 
 /** One query parameter a route forwards: a single value, or a list (`include[]=a&include[]=b`). */

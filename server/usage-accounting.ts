@@ -10,7 +10,10 @@ import { removalsOf, removalsView, savingsModel } from '../chat-log/read-models/
 import { countsOf, type Counts } from '../chat-log/usage-ledger.ts';
 import { positiveRemovals } from '../middleware/accounting/removal-meter.ts';
 import type { CallContext } from '../middleware/call-context.ts';
+import { mayHaveBeenApplied } from '../chat-log/store-redis-replies.ts';
 import type { AppContext } from './app-context.ts';
+import type { Logger } from './logger.ts';
+import type { RecordStep } from './unrecorded-answers.ts';
 
 type Usage = NonNullable<Extract<NewEvent, { type: 'response' }>['usage']>;
 
@@ -74,5 +77,30 @@ export async function chatAccounts(
       outputTokens: s.tokens.output,
     },
     savings: removalsView(s.removed),
+  };
+}
+
+/**
+ * The step of an answer's record that adds its counts to `team`'s day of `at` in the usage ledger.
+ * A lost reply is not tried again: the tokens may be counted already, and an increment tried again
+ * would count them twice (at most once, as a rate-limit count).
+ */
+export function usageStep(
+  app: AppContext,
+  team: string | undefined,
+  at: number,
+  counts: Counts,
+  log: Logger,
+): RecordStep {
+  return {
+    what: 'usage',
+    async run() {
+      try {
+        await app.usage.add(team, at, counts);
+      } catch (err) {
+        if (!mayHaveBeenApplied(err)) throw err;
+        log.warn({ err }, 'the usage ledger may or may not have taken this answer; it is not tried again');
+      }
+    },
   };
 }

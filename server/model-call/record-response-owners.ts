@@ -6,8 +6,18 @@
  */
 import type { ResponseOwners } from '../../chat-log/response-owners.ts';
 import type { AppContext } from '../app-context.ts';
-import type { ChatBinding, ResponseRecord } from '../chat-binder.ts';
-import type { ModelCall } from './read-call.ts';
+import type { ResponseRecord } from '../chat-binder.ts';
+import type { Logger } from '../logger.ts';
+
+/**
+ * Whose answer is recorded: the team that owns it, the provider that served it, the call's log (a
+ * model call; or the retrieve that found a background answer finished, on its creator's behalf).
+ */
+export interface OwnedAnswer {
+  readonly caller: { readonly team: string | undefined };
+  readonly provider: { readonly config: { readonly name: string } };
+  readonly log: Logger;
+}
 
 /** Output items recorded at once: an answer of many items never opens a file per item all together. */
 const ITEM_BATCH = 16;
@@ -19,13 +29,13 @@ const ITEM_BATCH = 16;
  */
 export async function recordLoggedOwners(
   app: AppContext,
-  call: ModelCall,
-  binding: ChatBinding,
+  call: OwnedAnswer,
+  boundChatId: string,
   r: ResponseRecord,
   chatId: string,
 ): Promise<void> {
   const responseId = r.response?.responseId;
-  if (responseId && chatId !== binding.chatId)
+  if (responseId && chatId !== boundChatId)
     await recordOwner(app, app.responseOwners, call, responseId, chatId);
   // Item references are checked only with teams (an open gateway passes them through), so only
   // then are the items worth a record each.
@@ -46,7 +56,7 @@ export async function recordLoggedOwners(
 async function recordOwner(
   app: AppContext,
   owners: ResponseOwners,
-  call: ModelCall,
+  call: OwnedAnswer,
   id: string,
   chatId: string,
 ): Promise<void> {
@@ -67,7 +77,7 @@ async function recordOwner(
 /** `recordOwner` while the answer is delivered: a failure is logged, never thrown at the client. */
 export async function recordOwnerSafely(
   app: AppContext,
-  call: ModelCall,
+  call: OwnedAnswer,
   responseId: string,
   chatId: string,
 ): Promise<void> {

@@ -14,8 +14,7 @@ import type { ChatBinding, ResponseRecord } from '../chat-binder.ts';
 import { deliverFailure, deliverSuccess, type DeliveryOutcome } from '../deliver.ts';
 import { markLogged, toOdaError } from '../error-handler.ts';
 import { upstreamFailure } from '../upstream-failure.ts';
-import { accountAnswer, loggedMechanisms } from '../usage-accounting.ts';
-import { mayHaveBeenApplied } from '../../chat-log/store-redis-replies.ts';
+import { accountAnswer, loggedMechanisms, usageStep } from '../usage-accounting.ts';
 import type { ForwardProgress } from './forward.ts';
 import type { ModelCall } from './read-call.ts';
 import { recordLoggedOwners, recordOwnerSafely } from './record-response-owners.ts';
@@ -252,24 +251,9 @@ async function recordSafely(
       },
     },
   ];
-  if (counts) {
-    const add = async () => {
-      try {
-        await app.usage.add(call.caller.team, at, counts);
-      } catch (err) {
-        // A lost reply: the tokens may be counted already, and an increment tried again would
-        // count them twice. At most once, as a rate-limit count.
-        if (!mayHaveBeenApplied(err)) throw err;
-        call.log.warn(
-          { err },
-          'the usage ledger may or may not have taken this answer; it is not tried again',
-        );
-      }
-    };
-    steps.push({ what: 'usage', run: add });
-  }
+  if (counts) steps.push(usageStep(app, call.caller.team, at, counts, call.log));
   if (call.adapter.storesResponses)
-    steps.push({ what: 'owners', run: () => recordLoggedOwners(app, call, binding, r, chatId) });
+    steps.push({ what: 'owners', run: () => recordLoggedOwners(app, call, binding.chatId, r, chatId) });
   await app.unrecorded.record({ reqId: ctx.requestId, chatId: binding.chatId }, steps);
 }
 

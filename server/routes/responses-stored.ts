@@ -17,6 +17,8 @@ import { parseJsonBody } from '../json-body.ts';
 import { checkPreviousResponse, reachableResponse, storedResponseProvider } from '../response-access.ts';
 import { checkStoredReferences } from '../response-references.ts';
 import { callerOf } from '../visible-chat.ts';
+import { recordBackgroundAnswer } from '../background-answers.ts';
+import { heldAtShutdown } from '../drain.ts';
 
 const include: Record<string, QueryParam> = {
   include: { value: queryValues.name, list: true },
@@ -55,12 +57,21 @@ export function storedResponsesRoutes(app: AppContext): Router {
     return async (req: Request, res: Response) => {
       const id = String(req.params.id);
       const owner = await reachableResponse(app, callerOf(res), id, 'id');
+      const provider = storedResponseProvider(app, owner);
+      const retrieve = method === 'GET' && suffix === '';
       await forwardAsIs(app, req, res, {
-        provider: storedResponseProvider(app, owner),
+        provider,
         adapter,
         method,
         routePath: `/v1/responses/${id}${suffix}`,
         query: queryOf(req.query as Record<string, unknown>, query),
+        // A background response's answer is logged when it is first retrieved finished.
+        ...(retrieve && owner
+          ? {
+              observeJson: (text: string) =>
+                recordBackgroundAnswer(app, owner, provider, text, res.locals.requestId),
+            }
+          : {}),
       });
     };
   }
@@ -99,7 +110,8 @@ export function storedResponsesRoutes(app: AppContext): Router {
       body: raw,
     });
   });
-  r.get('/v1/responses/:id', stored('GET', '', RETRIEVE_QUERY));
+  // A retrieve may log a background answer: the chat log closes only after it at shutdown.
+  r.get('/v1/responses/:id', heldAtShutdown(app.drain, stored('GET', '', RETRIEVE_QUERY)));
   r.delete('/v1/responses/:id', stored('DELETE', '', {}));
   r.post('/v1/responses/:id/cancel', stored('POST', '/cancel', {}));
   r.get('/v1/responses/:id/input_items', stored('GET', '/input_items', INPUT_ITEMS_QUERY));
