@@ -64,11 +64,13 @@ export async function appendIncoming(
   request: Extract<NewEvent, { type: 'request' }>,
   depth = 0,
   /**
-   * The response a `previous_response_id` names: the incoming messages follow its answer, which
-   * may stand before the end of the log (a fork from an earlier response branches there); when
-   * the log does not tell where it is, they follow the whole logged history.
+   * Set when the provider holds the history and the request sends only what follows it. With the
+   * response a `previous_response_id` names: the incoming messages follow its answer, which may
+   * stand before the end of the log (a fork from an earlier response branches there); without one
+   * (a `conversation`), or when the log does not tell where it is, they follow the whole logged
+   * history.
    */
-  after?: string,
+  after?: { responseId?: string | undefined },
   /** When the request started (a regeneration starts after the answer it replaces was logged). */
   startedAt = Number.POSITIVE_INFINITY,
 ): Promise<{
@@ -82,7 +84,9 @@ export async function appendIncoming(
   await ensureChat(chatLog, id, meta);
   const outcome = await chatLog.withChat(id, async (state) => {
     const logged = state.messages.messages;
-    if (after !== undefined) known = answerEnd(logged, after) ?? logged.length;
+    if (after !== undefined)
+      known =
+        (after.responseId !== undefined ? answerEnd(logged, after.responseId) : undefined) ?? logged.length;
     else if (known > logged.length) throw new StalePrefix(id);
     // Position in the chat's messages (`known` are shared already) and in the incoming ones.
     let k = known;

@@ -60,11 +60,12 @@ export interface BindInput {
    */
   turns?: Turns;
   /**
-   * The chat a `previous_response_id` continues, and that response: the provider holds the
-   * history, the request sends only what follows it, so its messages are appended after that
-   * response's answer in the chat (a branch when the chat went on past it).
+   * The chat a `previous_response_id` continues, and that response; or the chat of a
+   * `conversation` (no response): the provider holds the history, the request sends only what
+   * follows it, so its messages are appended after that response's answer in the chat (a branch
+   * when the chat went on past it), or after the end of the conversation's chat.
    */
-  continues?: { chatId: string; responseId: string };
+  continues?: { chatId: string; responseId?: string };
   /**
    * The side conversation this call belongs to whatever it looks like (a compaction endpoint's
    * calls): logged in the session's side chat of that purpose, also when it names a response, whose
@@ -251,7 +252,7 @@ export class ChatBinder {
         known,
         request,
         0,
-        input.continues?.responseId,
+        input.continues,
         input.startedAt,
       );
     } catch (err) {

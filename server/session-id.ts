@@ -1,7 +1,8 @@
 /**
  * Which chat a request belongs to (SPEC section 2). The explicit `x-session-id` wins; otherwise the
  * conversation ids popular agent clients already send, namespaced by their source; otherwise a
- * stable id derived from the caller, the format, the system prompt and the first user message.
+ * stable id derived from the caller, the format, the system prompt and the first user message. A
+ * Responses `conversation` names its chat like a `previous_response_id` does (`conversationSessionId`).
  */
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -93,6 +94,24 @@ export function requestedSessionId(
   const fromKey = typeof pck === 'string' ? namespaced('prompt-cache-key', pck) : undefined;
   if (fromKey) return { id: fromKey, source: 'client' };
   return undefined;
+}
+
+/**
+ * The chat of the Responses `conversation` a request names (`"conv_..."` or `{"id": "conv_..."}`),
+ * namespaced by its source (`conversation:conv_...`); undefined when it names none or a malformed
+ * one (ignored, as other client-sent ids are). The provider holds the conversation, so each turn
+ * sends only its new items: the chat goes on after the end of its log.
+ * @see https://platform.openai.com/docs/api-reference/responses/create#responses-create-conversation
+ */
+export function conversationSessionId(body: Record<string, unknown>): string | undefined {
+  const conversation = body.conversation;
+  const id =
+    typeof conversation === 'string'
+      ? conversation
+      : typeof conversation === 'object' && conversation !== null && !Array.isArray(conversation)
+        ? (conversation as { id?: unknown }).id
+        : undefined;
+  return typeof id === 'string' ? namespaced('conversation', id) : undefined;
 }
 
 /** A stable chat id from the caller's identity, the format, the system prompt and the first user message. */

@@ -16,6 +16,8 @@ import { heldAtShutdown } from '../drain.ts';
 import { holdCallSlot } from '../fair-share.ts';
 import { checkPreviousResponse } from '../response-access.ts';
 import { checkStoredReferences } from '../response-references.ts';
+import { conversationSessionId } from '../session-id.ts';
+import { scopedChatId } from '../team-scope.ts';
 import { buildContext } from './build-context.ts';
 import { forward, type ForwardProgress } from './forward.ts';
 import { readCall, type ModelCall, type ModelRoute } from './read-call.ts';
@@ -85,10 +87,14 @@ async function bindChat(
   const previous = await checkPreviousResponse(app, call.body, call.caller);
   // So do a `conversation` and `item_reference`s, which name stored state as well.
   if (call.adapter.storesResponses) await checkStoredReferences(app, call.body, call.caller);
+  // A `conversation` (refused with teams above) continues the chat named after it, at its end.
+  const conversation = call.adapter.storesResponses ? conversationSessionId(call.body) : undefined;
   const binding = await app.chats.bind({
     ...(previous
       ? { continues: { chatId: previous.chatId, responseId: String(call.body.previous_response_id) } }
-      : {}),
+      : conversation
+        ? { continues: { chatId: scopedChatId(conversation, call.caller) } }
+        : {}),
     ...(call.route.side !== undefined ? { side: call.route.side } : {}),
     requestId: call.requestId,
     startedAt: call.startedAt,
