@@ -104,3 +104,34 @@ export function storedResponseProvider(app: AppContext, owner: ResponseOwner | u
   }
   return provider;
 }
+
+/**
+ * Refuses a `previous_response_id` held by another provider than the one `model` routes to (two
+ * OpenAI-format providers): the provider the request would go to cannot continue a response it
+ * does not hold, and would only answer that it found none. A 400 naming both, before anything is
+ * sent or logged. A response whose provider the gateway never recorded, or that is no longer
+ * configured, is left to the provider to judge.
+ */
+export function checkPreviousProvider(
+  app: AppContext,
+  owner: ResponseOwner | undefined,
+  previousId: unknown,
+  model: string,
+  routesTo: string,
+): void {
+  if (!owner) return;
+  const held = owner.provider.toLowerCase();
+  if (held === routesTo.toLowerCase()) return;
+  const holder = app.registry
+    .all()
+    .find((p) => p.format === PROVIDER_FORMAT.responses && p.name.toLowerCase() === held);
+  if (!holder) return;
+  throw new OdaError(
+    'ODA_ERR_INVALID_REQUEST',
+    400,
+    `previous_response_id '${String(previousId)}' is held by provider "${holder.name}", but model ` +
+      `"${model}" routes to provider "${routesTo}", which cannot continue it: use a model ` +
+      `"${holder.name}" serves, or send the whole history instead`,
+    { param: 'previous_response_id' },
+  );
+}

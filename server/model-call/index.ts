@@ -14,7 +14,7 @@ import type { AppContext } from '../app-context.ts';
 import type { ChatBinding } from '../chat-binder.ts';
 import { heldAtShutdown } from '../drain.ts';
 import { holdCallSlot } from '../fair-share.ts';
-import { checkPreviousResponse } from '../response-access.ts';
+import { checkPreviousProvider, checkPreviousResponse } from '../response-access.ts';
 import { checkStoredReferences } from '../response-references.ts';
 import { conversationSessionId } from '../session-id.ts';
 import { scopedChatId } from '../team-scope.ts';
@@ -85,6 +85,7 @@ async function bindChat(
 ): Promise<ChatBinding> {
   // `previous_response_id` continues the chat that logged that response (404 for another team's).
   const previous = await checkPreviousResponse(app, call.body, call.caller);
+  checkPreviousProvider(app, previous, call.body.previous_response_id, call.model, call.provider.config.name);
   // So do a `conversation` and `item_reference`s, which name stored state as well.
   if (call.adapter.storesResponses) await checkStoredReferences(app, call.body, call.caller);
   // A `conversation` (refused with teams above) continues the chat named after it, at its end.

@@ -14,7 +14,12 @@ import { FORMATS } from '../../providers/registry.ts';
 import type { AppContext } from '../app-context.ts';
 import { forwardAsIs, queryOf, queryValues, type QueryParam } from '../forward-as-is.ts';
 import { parseJsonBody } from '../json-body.ts';
-import { checkPreviousResponse, reachableResponse, storedResponseProvider } from '../response-access.ts';
+import {
+  checkPreviousProvider,
+  checkPreviousResponse,
+  reachableResponse,
+  storedResponseProvider,
+} from '../response-access.ts';
 import { checkStoredReferences } from '../response-references.ts';
 import { callerOf } from '../visible-chat.ts';
 import { recordBackgroundAnswer } from '../background-answers.ts';
@@ -98,6 +103,7 @@ export function storedResponsesRoutes(app: AppContext): Router {
           },
         );
       }
+      checkPreviousProvider(app, owner, body.previous_response_id, model, provider.name);
     } else {
       // No model: the provider holding the previous response, else the first OpenAI-format one.
       provider = storedResponseProvider(app, owner);
