@@ -2,58 +2,111 @@
  * `oda-gateway log check <file>`: validates a chat log file and prints its version, header, event
  * count and problems (torn last line, invalid events with their line numbers, reserved fields
  * filled, non-contiguous sequence numbers, and for an older log whether it converts). Exit 1 when
- * there are problems.
+ * there are problems. A log of the current version is streamed, its lines checked a piece at a time
+ * with `readLogText`'s rules, so a chat of any size can be checked; an older one is read whole, as
+ * converting it needs all its events.
  */
 import { readFile } from 'node:fs/promises';
-import { readLogText, upgradeToCurrent } from './convert.ts';
+import { checkCurrentEventLines, readLogText, upgradeToCurrent } from './convert.ts';
 import { CURRENT_VERSION } from './format/index.ts';
-
-interface Io {
-  out(line: string): void;
-  err(line: string): void;
-}
+import { linePieces } from './line-pieces.ts';
+import type { CliIo } from './cli-io.ts';
 
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** What checking a log found: its version and header, how many valid events, its problems. */
+interface Findings {
+  version: number;
+  header: unknown;
+  events: number;
+  problems: string[];
+}
+
+/** The file is no chat log (its header cannot be read); `message` says why. */
+class NotALog {
+  constructor(readonly message: string) {}
+}
+
+/** `readLogText(text)`, or why the text is no chat log. */
+function tryRead(text: string): ReturnType<typeof readLogText> | NotALog {
+  try {
+    return readLogText(text);
+  } catch (err) {
+    return new NotALog(message(err));
+  }
+}
+
+/**
+ * The findings of a current log, read a piece at a time; `older` when the header names an older
+ * version (nothing more is read). Throws when the file cannot be read.
+ */
+async function streamCurrent(file: string): Promise<Findings | NotALog | 'older'> {
+  let found: Findings | undefined;
+  let lineNo = 0;
+  let expectedSeq = 0;
+  for await (const { lines, unterminated } of linePieces(file)) {
+    let events = lines;
+    if (found === undefined) {
+      const head = tryRead(unterminated ? lines[0]! : `${lines[0]!}\n`);
+      if (head instanceof NotALog) return head;
+      if (head.version !== CURRENT_VERSION) return 'older';
+      found = { version: head.version, header: head.header, events: 0, problems: [] };
+      lineNo = 1;
+      events = lines.slice(1);
+    }
+    if (events.length === 0) continue;
+    const checked = checkCurrentEventLines(events, lineNo + 1, unterminated, expectedSeq);
+    lineNo += events.length;
+    expectedSeq = checked.expectedSeq;
+    found.events += checked.events.length;
+    for (const p of checked.problems) found.problems.push(p.message);
+  }
+  // An empty file, with readLogText's words.
+  return found ?? new NotALog('chat log has no header line');
+}
+
+/** The findings of an older log, read whole, with whether it converts to the current version. */
+async function readOlder(file: string): Promise<Findings | NotALog> {
+  const read = tryRead(await readFile(file, 'utf8'));
+  if (read instanceof NotALog) return read;
+  const problems = read.problems.map((p) => p.message);
+  try {
+    upgradeToCurrent(read.version, read.header, read.events);
+  } catch (err) {
+    problems.push(`does not convert to v${CURRENT_VERSION}: ${message(err)}`);
+  }
+  return { version: read.version, header: read.header, events: read.events.length, problems };
+}
+
 /** Runs `log check`; returns the exit code (0 clean, 1 problems or unreadable, 2 usage). */
-export async function logCheck(args: readonly string[], io: Io): Promise<number> {
+export async function logCheck(args: readonly string[], io: CliIo): Promise<number> {
   const [file, ...rest] = args;
   if (file === undefined || rest.length > 0) {
     io.err('usage: oda-gateway log check <file>');
     return 2;
   }
-  let text: string;
+  let found: Findings | NotALog;
   try {
-    text = await readFile(file, 'utf8');
+    const streamed = await streamCurrent(file);
+    found = streamed === 'older' ? await readOlder(file) : streamed;
   } catch (err) {
     io.err(`${file}: cannot read: ${message(err)}`);
     return 1;
   }
-  let read: ReturnType<typeof readLogText>;
-  try {
-    read = readLogText(text);
-  } catch (err) {
-    io.out(`file: ${file}`);
-    io.err(`${file}: ${message(err)}`);
+  io.out(`file: ${file}`);
+  if (found instanceof NotALog) {
+    io.err(`${file}: ${found.message}`);
     return 1;
   }
-  const problems = read.problems.map((p) => p.message);
-  const current = read.version === CURRENT_VERSION;
-  if (!current) {
-    try {
-      upgradeToCurrent(read.version, read.header, read.events);
-    } catch (err) {
-      problems.push(`does not convert to v${CURRENT_VERSION}: ${message(err)}`);
-    }
-  }
-  io.out(`file: ${file}`);
+  const { version, header, events, problems } = found;
+  const current = version === CURRENT_VERSION;
   io.out(
-    `version: ${read.version}${current ? ' (current)' : ` (older; converted to v${CURRENT_VERSION} when opened)`}`,
+    `version: ${version}${current ? ' (current)' : ` (older; converted to v${CURRENT_VERSION} when opened)`}`,
   );
-  io.out(`header: ${JSON.stringify(read.header)}`);
-  io.out(`events: ${read.events.length}`);
+  io.out(`header: ${JSON.stringify(header)}`);
+  io.out(`events: ${events}`);
   if (problems.length === 0) {
     io.out('problems: none');
     return 0;

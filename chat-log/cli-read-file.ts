@@ -6,41 +6,15 @@
  * limits (512 MB, 2 GB). Lines before the range are skipped by the `{"seq":N,` every stored line
  * begins with; one that does not begin so is parsed like the lines of the range.
  */
-import { createReadStream } from 'node:fs';
 import type { CliIo } from './cli-io.ts';
 import { checkCurrentEventLines, readLogText, type LogProblem } from './convert.ts';
 import { CURRENT_VERSION } from './format/index.ts';
+import { linePieces } from './line-pieces.ts';
 
-/** Bytes read from the file at once. */
-const READ_CHUNK = 1024 * 1024;
 /** Lines checked (and printed) at once. */
 const CHECK_LINES = 1000;
 /** A stored event line begins with its seq (event-batch.ts writes it first). */
 const SEQ_START = /^\{"seq":(\d{1,15}),/;
-
-/** The file's lines in pieces, without their newlines; `unterminated`: the last line has none. */
-async function* linePieces(path: string): AsyncGenerator<{ lines: string[]; unterminated: boolean }> {
-  const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: READ_CHUNK });
-  // The start of a line longer than a chunk, in parts (joined once, not once per chunk).
-  let pending: string[] = [];
-  try {
-    for await (const chunk of stream as AsyncIterable<string>) {
-      const lines: string[] = [];
-      let start = 0;
-      for (let nl = chunk.indexOf('\n'); nl !== -1; nl = chunk.indexOf('\n', start)) {
-        pending.push(chunk.slice(start, nl));
-        lines.push(pending.join(''));
-        pending = [];
-        start = nl + 1;
-      }
-      if (start < chunk.length) pending.push(chunk.slice(start));
-      if (lines.length > 0) yield { lines, unterminated: false };
-    }
-    if (pending.length > 0) yield { lines: [pending.join('')], unterminated: true };
-  } finally {
-    stream.destroy();
-  }
-}
 
 /**
  * Prints events `offset` to `offset + length` (or to the end) of the chat log file `path` as JSON

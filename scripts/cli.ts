@@ -23,7 +23,7 @@ export interface CommandEntry {
 export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   'log check': {
     usage: 'log check <file>',
-    summary: 'validate a chat log file and list its problems',
+    summary: 'validate a chat log file and list its problems (streamed; an older log is read whole)',
     run: logCheck,
   },
   'log read': {
