@@ -4,7 +4,8 @@
  * definition of the version that wrote it (older logs are shown converted to the current version);
  * a chat id is looked up in the gateway's store (`cli-store.ts`: its config's data directory or
  * Redis store, or the data directory `--data-dir` names). It never writes: on the file store the
- * chat's file is read directly (never through the store, whose opening sets a torn tail aside), a
+ * generation of the chat a gateway reads is read directly (never through the store, whose opening
+ * sets a torn tail aside and moves or converts an older log's generations), a
  * torn last line is reported, not set aside, and an older log is converted in memory only; a Redis
  * store is read without a lock. A current log is streamed only as far as the range (`cli-read-file.ts`),
  * Redis read a page at a time.
@@ -13,7 +14,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CliIo } from './cli-io.ts';
 import { cliStore, withRedisReader, type CliStore } from './cli-store.ts';
-import { besidePath, readLogText, upgradeToCurrent } from './convert.ts';
+import { readLogText, upgradeToCurrent } from './convert.ts';
+import { generationToRead } from './generations.ts';
 import { isChatId, pathInside } from './chat-id.ts';
 import { parseReadRange } from './read-range.ts';
 import { printFileRange } from './cli-read-file.ts';
@@ -58,16 +60,14 @@ function isFile(path: string): boolean {
 }
 
 /**
- * The file that holds chat `id` in `dataDir`: its converted generation when an older log was
- * converted (the gateway appends there), else its own file; undefined when there is none. Nothing
- * is opened for writing: a gateway may be appending to the chat right now.
+ * The file that holds chat `id` in `dataDir`: the generation a gateway reads (`generationToRead`:
+ * for an older log its converted generation, under today's name or an earlier build's, else the
+ * generation the next conversion starts from), else undefined. Nothing is opened for writing, moved
+ * or converted on disk: a gateway may be appending to the chat right now.
  */
-function chatFile(dataDir: string, id: string): string | undefined {
+async function chatFile(dataDir: string, id: string): Promise<string | undefined> {
   if (!isChatId(id)) return undefined;
-  const path = pathInside(join(dataDir, 'chats'), id, '.jsonl');
-  const beside = besidePath(path);
-  if (isFile(beside)) return beside;
-  return isFile(path) ? path : undefined;
+  return generationToRead(pathInside(join(dataDir, 'chats'), id, '.jsonl'), id);
 }
 
 export async function logRead(args: readonly string[], io: CliIo): Promise<number> {
@@ -91,7 +91,13 @@ export async function logRead(args: readonly string[], io: CliIo): Promise<numbe
     if (where === undefined) return 1;
     if (where.kind === 'redis') return readRedis(where, target, range, io);
     const { dataDir } = where;
-    const found = chatFile(dataDir, target);
+    let found;
+    try {
+      found = await chatFile(dataDir, target);
+    } catch (e) {
+      io.err(`${target}: ${(e as Error).message}`);
+      return 1;
+    }
     if (found === undefined) {
       io.err(`no chat "${target}" in ${dataDir} (and no such file)`);
       return 1;

@@ -17,11 +17,11 @@ import { upgradeV0, upgradeV1, upgradeV2, upgradeV3, upgradeV4, type Log } from 
 import type { Event, Header } from './format/current.ts';
 import {
   besidePath,
-  generationPath,
-  headOfLine,
+  headOf,
+  isGenerationOf,
   legacyGenerationPath,
   moveGeneration,
-  readFirstLine,
+  newestEarlierGeneration,
 } from './generations.ts';
 
 export type LogProblemKind =
@@ -323,12 +323,6 @@ export function logToText(log: Log<Header, Event>): string {
   return [log.header, ...log.events].map((r) => `${JSON.stringify(r)}\n`).join('');
 }
 
-/** The version and id a log file's header names; undefined when there is no such file. */
-async function headOf(path: string): Promise<{ version?: unknown; id?: unknown } | undefined> {
-  const first = await readFirstLine(path);
-  return first === undefined ? undefined : headOfLine(first);
-}
-
 async function existingGeneration(target: string, id: string): Promise<boolean> {
   const head = await headOf(target);
   if (head === undefined) return false;
@@ -339,29 +333,12 @@ async function existingGeneration(target: string, id: string): Promise<boolean> 
 }
 
 /**
- * The newest generation an earlier build converted `path` to (`<name>@v<k>.jsonl`, or
- * `<name>.v<k>.jsonl` as builds before named it; k between the original's version and the current
- * one): the chat was appended to there, so the next conversion starts from it. Undefined when there
- * is none.
- */
-async function newestEarlierGeneration(path: string, from: number, id: string): Promise<string | undefined> {
-  for (let k = CURRENT_VERSION - 1; k > from; k--) {
-    for (const candidate of [generationPath(path, k), legacyGenerationPath(path, k)]) {
-      const head = await headOf(candidate);
-      if (head?.version === k && head.id === id) return candidate;
-    }
-  }
-  return undefined;
-}
-
-/**
  * Moves the current generation of chat `id` that an earlier build saved under the old name
  * (`<name>.v5.jsonl`, also the name of chat `<name>.v5`'s file) to `target`; true once it is there.
  */
 async function adoptLegacyGeneration(path: string, target: string, id: string): Promise<boolean> {
   const legacy = legacyGenerationPath(path, CURRENT_VERSION);
-  const head = await headOf(legacy);
-  if (head?.version !== CURRENT_VERSION || head.id !== id) return false;
+  if (!(await isGenerationOf(legacy, CURRENT_VERSION, id))) return false;
   return (await moveGeneration(legacy, target)) && existingGeneration(target, id);
 }
 

@@ -11,7 +11,7 @@
 import { link, open, stat, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { CURRENT_VERSION } from './format/index.ts';
+import { CURRENT_VERSION, isKnownVersion } from './format/index.ts';
 
 const CHUNK = 64 * 1024;
 
@@ -82,6 +82,60 @@ export function legacyGenerationTarget(
   }
   if (basename(path) !== `${id}.v${version}.jsonl`) return undefined;
   return generationPath(join(dirname(path), `${id}.jsonl`), version);
+}
+
+/** The version and id a log file's header names; undefined when there is no such file. */
+export async function headOf(path: string): Promise<{ version?: unknown; id?: unknown } | undefined> {
+  const first = await readFirstLine(path);
+  return first === undefined ? undefined : headOfLine(first);
+}
+
+/** True when the file at `path` holds the version-`version` generation of chat `id` (by its header). */
+export async function isGenerationOf(path: string, version: number, id: string): Promise<boolean> {
+  const head = await headOf(path);
+  return head?.version === version && head.id === id;
+}
+
+/**
+ * The newest generation an earlier build converted `path` to (`<name>@v<k>.jsonl`, or
+ * `<name>.v<k>.jsonl` as builds before named it; k between the original's version `from` and the
+ * current one): the chat was appended to there, so the next conversion starts from it. Undefined
+ * when there is none.
+ */
+export async function newestEarlierGeneration(
+  path: string,
+  from: number,
+  id: string,
+): Promise<string | undefined> {
+  for (let k = CURRENT_VERSION - 1; k > from; k--) {
+    for (const candidate of [generationPath(path, k), legacyGenerationPath(path, k)]) {
+      if (await isGenerationOf(candidate, k, id)) return candidate;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The file a gateway reads chat `id` from, whose own file is `path`, found without moving, converting
+ * or writing anything (for readers beside a running gateway, such as `oda-gateway log read`): the
+ * chat's own file when it is of the current version (or of a version this build does not know, or
+ * another chat's: opening it says what is wrong); for an older log, its converted generation, or the
+ * one an earlier build saved under the old name `<name>.v5.jsonl`, else the newest earlier
+ * generation the next conversion starts from (`@v4`), else the log itself, as the store picks them
+ * (`chat-file.ts`, `convert.ts`). Undefined when the chat does not exist: no file, or a file that is
+ * another chat's generation an earlier build named like this chat.
+ */
+export async function generationToRead(path: string, id: string): Promise<string | undefined> {
+  const head = await headOf(path);
+  if (head === undefined) return undefined;
+  if (head.id !== id && legacyGenerationTarget(path, head) !== undefined) return undefined;
+  const { version } = head;
+  if (version === CURRENT_VERSION || head.id !== id || !isKnownVersion(version)) return path;
+  const beside = besidePath(path);
+  if ((await headOf(beside)) !== undefined) return beside;
+  const legacy = legacyGenerationPath(path, CURRENT_VERSION);
+  if (await isGenerationOf(legacy, CURRENT_VERSION, id)) return legacy;
+  return (await newestEarlierGeneration(path, version, id)) ?? path;
 }
 
 const gone = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
