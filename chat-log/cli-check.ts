@@ -7,7 +7,8 @@
  * converting it needs all its events.
  */
 import { readFile } from 'node:fs/promises';
-import { checkCurrentEventLines, readLogText, upgradeToCurrent } from './convert.ts';
+import { readLogText, upgradeToCurrent } from './convert.ts';
+import { checkCurrentEventLines } from './check-lines.ts';
 import { CURRENT_VERSION } from './format/index.ts';
 import { linePieces } from './line-pieces.ts';
 import type { CliIo } from './cli-io.ts';

@@ -7,7 +7,8 @@
  * begins with; one that does not begin so is parsed like the lines of the range.
  */
 import type { CliIo } from './cli-io.ts';
-import { checkCurrentEventLines, readLogText, type LogProblem } from './convert.ts';
+import { readLogText } from './convert.ts';
+import { checkCurrentEventLines, type LogProblem } from './check-lines.ts';
 import { CURRENT_VERSION } from './format/index.ts';
 import { linePieces } from './line-pieces.ts';
 

@@ -5,10 +5,10 @@
  * a chat id is looked up in the gateway's store (`cli-store.ts`: its config's data directory or
  * Redis store, or the data directory `--data-dir` names). It never writes: on the file store the
  * generation of the chat a gateway reads is read directly (never through the store, whose opening
- * sets a torn tail aside and moves or converts an older log's generations), a
- * torn last line is reported, not set aside, and an older log is converted in memory only; a Redis
- * store is read without a lock. A current log is streamed only as far as the range (`cli-read-file.ts`),
- * Redis read a page at a time.
+ * sets a torn tail aside and moves or converts an older log's generations), a torn last line is
+ * reported, not set aside, and an older log is converted in memory only; a Redis store is read
+ * without a lock. A current log is streamed only as far as the range (`cli-read-file.ts`), Redis
+ * read a page at a time.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';

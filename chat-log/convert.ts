@@ -2,16 +2,16 @@
  * Reading chat logs of every format version and converting them to the current one (seed 002,
  * "How the format is versioned"): a log is read through the schema of the version that wrote it,
  * converted step by step, and the converted generation is saved beside the original, never over it
- * (`generations.ts` names it).
+ * (`generations.ts` names it). The checks of a log's lines are in `check-lines.ts`.
  */
 import { link, open, readFile, unlink } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import { OdaError, isOdaError } from '../lib/errors.ts';
-import { assertLossless } from './lossless.ts';
-import { assertReservedEmpty, ReservedFieldError } from './reserved.ts';
-import { describeSchemaIssue, validateHeader, validateHeaderWith } from './header.ts';
+import { assertReservedEmpty } from './reserved.ts';
+import { validateHeader, validateHeaderWith } from './header.ts';
+import { BLOCKING_PROBLEMS, checkEventLines, parseJson, type LogProblem } from './check-lines.ts';
 import { CURRENT_VERSION, formats, isKnownVersion, type FormatVersion } from './format/index.ts';
 import { upgradeV0, upgradeV1, upgradeV2, upgradeV3, upgradeV4, type Log } from './format/upgrade-steps.ts';
 import type { Event, Header } from './format/current.ts';
@@ -24,22 +24,6 @@ import {
   newestEarlierGeneration,
 } from './generations.ts';
 
-export type LogProblemKind =
-  | 'torn-line'
-  | 'blank-line'
-  | 'invalid-json'
-  | 'not-lossless'
-  | 'reserved-field'
-  | 'invalid-event'
-  | 'seq-gap';
-
-/** Something wrong with one line of a log; `line` is 1-based (the header is line 1). */
-export interface LogProblem {
-  line: number;
-  kind: LogProblemKind;
-  message: string;
-}
-
 type HeaderOf<V extends FormatVersion> = z.infer<(typeof formats)[V]['header']>;
 type EventOf<V extends FormatVersion> = z.infer<(typeof formats)[V]['event']>;
 
@@ -47,14 +31,6 @@ type EventOf<V extends FormatVersion> = z.infer<(typeof formats)[V]['event']>;
 export type ReadLog = {
   [V in FormatVersion]: { version: V; header: HeaderOf<V>; events: EventOf<V>[]; problems: LogProblem[] };
 }[FormatVersion];
-
-/** Problems that make a log unsafe to convert (a torn last line or a seq gap is not one). */
-export const BLOCKING_PROBLEMS: ReadonlySet<LogProblemKind> = new Set([
-  'invalid-json',
-  'not-lossless',
-  'reserved-field',
-  'invalid-event',
-]);
 
 function readError(message: string, cause?: unknown): OdaError {
   return new OdaError('ODA_ERR_LOG_READ', 500, message, cause === undefined ? {} : { cause });
@@ -65,14 +41,6 @@ function unsupported(v: unknown): OdaError {
   return readError(
     `unsupported chat log format version ${shown}; this build reads versions 0 to ${CURRENT_VERSION}`,
   );
-}
-
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown };
-  } catch (err) {
-    return { ok: false, error: err instanceof Error ? err.message : String(err) };
-  }
 }
 
 /** Splits into lines; `complete` is false when the text does not end with a newline. */
@@ -89,121 +57,8 @@ function readEvents<S extends z.ZodType>(
   lines: readonly string[],
   complete: boolean,
 ): { events: z.infer<S>[]; problems: LogProblem[] } {
-  const { events, problems } = checkEvents(version, schema, lines.slice(1), 2, !complete, 0);
+  const { events, problems } = checkEventLines(version, schema, lines.slice(1), 2, !complete, 0);
   return { events, problems };
-}
-
-/** What checking a piece of a log's event lines found, and the seq the next line should hold. */
-export interface CheckedEvents<E> {
-  events: E[];
-  problems: LogProblem[];
-  expectedSeq: number;
-}
-
-/**
- * Checks consecutive event lines `texts`, the first being line `firstLine` of the file (the header
- * is line 1), with `readLogText`'s rules; `lastUnterminated`: the last one has no newline after it
- * (the end of the file). For a log read piece by piece, each piece goes on from the `expectedSeq`
- * the one before returned.
- */
-function checkEvents<S extends z.ZodType>(
-  version: FormatVersion,
-  schema: S,
-  texts: readonly string[],
-  firstLine: number,
-  lastUnterminated: boolean,
-  startSeq: number,
-): CheckedEvents<z.infer<S>> {
-  const events: z.infer<S>[] = [];
-  const problems: LogProblem[] = [];
-  let expectedSeq = startSeq;
-  for (let i = 0; i < texts.length; i++) {
-    const line = firstLine + i;
-    const text = texts[i] ?? '';
-    const isLast = i === texts.length - 1;
-    if (text.trim() === '') {
-      problems.push({ line, kind: 'blank-line', message: `line ${line}: blank line` });
-      continue;
-    }
-    const parsed = parseJson(text);
-    if (!parsed.ok) {
-      if (isLast && lastUnterminated) {
-        problems.push({
-          line,
-          kind: 'torn-line',
-          message: `line ${line}: torn last line (no trailing newline, not valid JSON); ignored`,
-        });
-      } else {
-        problems.push({
-          line,
-          kind: 'invalid-json',
-          message: `line ${line}: not valid JSON: ${parsed.error}`,
-        });
-        expectedSeq++; // the broken line still held one event
-      }
-      continue;
-    }
-    const raw = parsed.value;
-    const seq = typeof raw === 'object' && raw !== null ? (raw as { seq?: unknown }).seq : undefined;
-    if (typeof seq === 'number' && Number.isSafeInteger(seq)) {
-      if (seq !== expectedSeq) {
-        problems.push({
-          line,
-          kind: 'seq-gap',
-          message: `line ${line}: seq ${seq} where ${expectedSeq} was expected`,
-        });
-      }
-      expectedSeq = seq + 1;
-    } else {
-      expectedSeq++;
-    }
-    try {
-      assertLossless(raw);
-      assertReservedEmpty(raw, version);
-    } catch (err) {
-      const kind = err instanceof ReservedFieldError ? 'reserved-field' : 'not-lossless';
-      problems.push({
-        line,
-        kind,
-        message: `line ${line}: ${err instanceof Error ? err.message : String(err)}`,
-      });
-      continue;
-    }
-    const result = schema.safeParse(raw);
-    if (!result.success) {
-      const type = typeof raw === 'object' && raw !== null ? (raw as { type?: unknown }).type : undefined;
-      const what = typeof type === 'string' ? `invalid ${type} event` : 'invalid event';
-      problems.push({
-        line,
-        kind: 'invalid-event',
-        message: `line ${line}: ${what} (v${version}): ${describeSchemaIssue(result.error)}`,
-      });
-      continue;
-    }
-    // The line's own value, now known valid: zod's copy would drop a "__proto__" member of a raw part.
-    events.push(raw as z.infer<S>);
-  }
-  return { events, problems, expectedSeq };
-}
-
-/**
- * {@link checkEvents} for a log of the current version read piece by piece (`oda-gateway log read`
- * of a large chat): the pieces' events and problems are those `readLogText` finds in the whole.
- */
-export function checkCurrentEventLines(
-  texts: readonly string[],
-  firstLine: number,
-  lastUnterminated: boolean,
-  expectedSeq: number,
-): CheckedEvents<Event> {
-  return checkEvents(
-    CURRENT_VERSION,
-    formats[CURRENT_VERSION].event,
-    texts,
-    firstLine,
-    lastUnterminated,
-    expectedSeq,
-  );
 }
 
 function readHeader<V extends FormatVersion>(version: V, raw: unknown): HeaderOf<V> {
