@@ -57,6 +57,49 @@ export interface ChatPage {
   indexing?: boolean;
 }
 
+/** A bad list parameter: a 400 naming it (`name`: its name where it was given). */
+function badParam(name: string, message: string): OdaError {
+  return new OdaError('ODA_ERR_INVALID_REQUEST', 400, `${name} ${message}`, { param: name });
+}
+
+/**
+ * The parameters of a chat list page, read as `GET /v1/sessions` reads its query and
+ * `oda-gateway log list` its options; each throws a 400 naming the parameter (`name`).
+ * A page size: digits only, 1 to {@link MAX_PAGE_LIMIT}; the default when absent.
+ */
+export function readPageLimit(text: string | undefined, name: string): number {
+  const limit = text === undefined ? DEFAULT_PAGE_LIMIT : /^[0-9]{1,4}$/.test(text) ? Number(text) : 0;
+  if (limit < 1 || limit > MAX_PAGE_LIMIT) {
+    throw badParam(name, `must be a whole number from 1 to ${MAX_PAGE_LIMIT}, got ${JSON.stringify(text)}`);
+  }
+  return limit;
+}
+
+/** An id filter (`id_prefix`, `id_contains`): 1-128 characters. */
+export function readIdFilter(text: string | undefined, name: string): string | undefined {
+  if (text !== undefined && (text.length < 1 || text.length > 128)) {
+    throw badParam(name, 'must be 1-128 characters');
+  }
+  return text;
+}
+
+/** A time bound (`from`, `to`): milliseconds since the epoch, or an ISO 8601 date or date-time. */
+export function readTimeBound(text: string | undefined, name: string): number | undefined {
+  if (text === undefined) return undefined;
+  const ms = /^[0-9]{1,16}$/.test(text)
+    ? Number(text)
+    : /^\d{4}-\d{2}-\d{2}/.test(text)
+      ? Date.parse(text)
+      : Number.NaN;
+  if (!Number.isSafeInteger(ms) || ms < 0) {
+    throw badParam(
+      name,
+      `must be milliseconds since the epoch or an ISO 8601 date, got ${JSON.stringify(text)}`,
+    );
+  }
+  return ms;
+}
+
 const cursorShape = z.tuple([z.number().int().nonnegative(), z.string().refine(isChatId)]);
 
 /** The opaque text form of a cursor (base64url of a small JSON array). */

@@ -61,6 +61,34 @@ describe('log check', () => {
     assert.match(r.out[8] ?? '', /^ {2}line 9: torn last line/);
   });
 
+  test('--json: the findings as one JSON object, each problem with its line and kind', async () => {
+    const clean = await run([fixture(5), '--json']);
+    assert.equal(clean.code, 0);
+    assert.deepEqual(clean.err, []);
+    assert.equal(clean.out.length, 1);
+    const found = JSON.parse(clean.out[0]!) as Record<string, unknown>;
+    assert.deepEqual(
+      { ...found, header: undefined },
+      { file: fixture(5), version: 5, current: true, header: undefined, events: 15, problems: [] },
+    );
+    assert.equal((found.header as { id: string }).id, 'fixture-v5');
+    const file = join(dir, 'torn-json.jsonl');
+    await writeFile(file, `${await readFile(fixture(1), 'utf8')}{"seq":8,"at`);
+    const torn = await run(['--json', file]);
+    assert.equal(torn.code, 1);
+    const tornFound = JSON.parse(torn.out[0]!) as { version: number; current: boolean; problems: unknown[] };
+    assert.equal(tornFound.version, 1);
+    assert.equal(tornFound.current, false);
+    assert.deepEqual(tornFound.problems, [
+      {
+        line: 10,
+        kind: 'torn-line',
+        message: 'line 10: torn last line (no trailing newline, not valid JSON); ignored',
+      },
+    ]);
+    assert.equal((await run([fixture(5), '--json', '--json'])).code, 2);
+  });
+
   test('an unreadable header, an unknown version or a missing file: exit 1 with the reason', async () => {
     const file = join(dir, 'future.jsonl');
     await writeFile(file, '{"version":7,"id":"x","createdAt":0}\n');

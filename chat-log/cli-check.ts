@@ -1,14 +1,14 @@
 /**
- * `oda-gateway log check <file>`: validates a chat log file and prints its version, header, event
- * count and problems (torn last line, invalid events with their line numbers, reserved fields
- * filled, non-contiguous sequence numbers, and for an older log whether it converts). Exit 1 when
- * there are problems. A log of the current version is streamed, its lines checked a piece at a time
+ * `oda-gateway log check <file> [--json]`: validates a chat log file and prints its version, header,
+ * event count and problems (torn last line, invalid events with their line numbers, reserved fields
+ * filled, non-contiguous sequence numbers, and for an older log whether it converts), as text or,
+ * with `--json`, as one JSON object. Exit 1 when there are problems. A log of the current version is streamed, its lines checked a piece at a time
  * with `readLogText`'s rules, so a chat of any size can be checked; an older one is read whole, as
  * converting it needs all its events.
  */
 import { readFile } from 'node:fs/promises';
 import { readLogText, upgradeToCurrent } from './convert.ts';
-import { checkCurrentEventLines } from './check-lines.ts';
+import { checkCurrentEventLines, type LogProblem } from './check-lines.ts';
 import { CURRENT_VERSION } from './format/index.ts';
 import { linePieces } from './line-pieces.ts';
 import type { CliIo } from './cli-io.ts';
@@ -22,8 +22,11 @@ interface Findings {
   version: number;
   header: unknown;
   events: number;
-  problems: string[];
+  problems: Problem[];
 }
+
+/** A problem of a line (`LogProblem`), or the log's own (it does not convert). */
+type Problem = LogProblem | { kind: 'does-not-convert'; message: string };
 
 /** The file is no chat log (its header cannot be read); `message` says why. */
 class NotALog {
@@ -62,7 +65,7 @@ async function streamCurrent(file: string): Promise<Findings | NotALog | 'older'
     lineNo += events.length;
     expectedSeq = checked.expectedSeq;
     found.events += checked.events.length;
-    for (const p of checked.problems) found.problems.push(p.message);
+    found.problems.push(...checked.problems);
   }
   // An empty file, with readLogText's words.
   return found ?? new NotALog('chat log has no header line');
@@ -72,20 +75,22 @@ async function streamCurrent(file: string): Promise<Findings | NotALog | 'older'
 async function readOlder(file: string): Promise<Findings | NotALog> {
   const read = tryRead(await readFile(file, 'utf8'));
   if (read instanceof NotALog) return read;
-  const problems = read.problems.map((p) => p.message);
+  const problems: Problem[] = [...read.problems];
   try {
     upgradeToCurrent(read.version, read.header, read.events);
   } catch (err) {
-    problems.push(`does not convert to v${CURRENT_VERSION}: ${message(err)}`);
+    const why = `does not convert to v${CURRENT_VERSION}: ${message(err)}`;
+    problems.push({ kind: 'does-not-convert', message: why });
   }
   return { version: read.version, header: read.header, events: read.events.length, problems };
 }
 
 /** Runs `log check`; returns the exit code (0 clean, 1 problems or unreadable, 2 usage). */
 export async function logCheck(args: readonly string[], io: CliIo): Promise<number> {
-  const [file, ...rest] = args;
-  if (file === undefined || rest.length > 0) {
-    io.err('usage: oda-gateway log check <file>');
+  const json = args.includes('--json');
+  const [file, ...rest] = args.filter((a) => a !== '--json');
+  if (file === undefined || rest.length > 0 || args.filter((a) => a === '--json').length > 1) {
+    io.err('usage: oda-gateway log check <file> [--json]');
     return 2;
   }
   let found: Findings | NotALog;
@@ -96,13 +101,17 @@ export async function logCheck(args: readonly string[], io: CliIo): Promise<numb
     io.err(`${file}: cannot read: ${message(err)}`);
     return 1;
   }
-  io.out(`file: ${file}`);
+  if (!json) io.out(`file: ${file}`);
   if (found instanceof NotALog) {
     io.err(`${file}: ${found.message}`);
     return 1;
   }
   const { version, header, events, problems } = found;
   const current = version === CURRENT_VERSION;
+  if (json) {
+    io.out(JSON.stringify({ file, version, current, header, events, problems }));
+    return problems.length === 0 ? 0 : 1;
+  }
   io.out(
     `version: ${version}${current ? ' (current)' : ` (older; converted to v${CURRENT_VERSION} when opened)`}`,
   );
@@ -113,6 +122,6 @@ export async function logCheck(args: readonly string[], io: CliIo): Promise<numb
     return 0;
   }
   io.out(`problems: ${problems.length}`);
-  for (const p of problems) io.out(`  ${p}`);
+  for (const p of problems) io.out(`  ${p.message}`);
   return 1;
 }

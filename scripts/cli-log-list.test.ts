@@ -158,3 +158,74 @@ test('log list beside a gateway that runs where its pid cannot be seen (another 
     'nothing set aside',
   );
 });
+
+test('log list filters as GET /v1/sessions does (--contains, --from, --to), and --json holds the chats and the next cursor', async () => {
+  const dataDir = tempDir('oda-cli-list-filters-');
+  const backend = new FileLogBackend({ dataDir });
+  for (const [id, at] of [
+    ['alpha-1', 1000],
+    ['beta-2', 2000],
+    ['alpha-3', 3000],
+  ] as const) {
+    await backend.create({ version: 5, id, createdAt: 1 });
+    await backend.append(id, [say(id)], at);
+  }
+  await backend.close();
+  const ids = async (...args: string[]) => {
+    const io = capture();
+    assert.equal(await runCli(['log', 'list', ...args, '--data-dir', dataDir], io), 0, io.errors.join('\n'));
+    return io.lines.map((l) => (JSON.parse(l) as { id: string }).id);
+  };
+  assert.deepEqual(await ids('--contains', 'pha'), ['alpha-3', 'alpha-1']);
+  assert.deepEqual(await ids('--from', '2000'), ['alpha-3', 'beta-2']);
+  assert.deepEqual(await ids('--to=2000'), ['alpha-1']);
+  assert.deepEqual(await ids('--from', '1970-01-01T00:00:02Z', '--to', '1970-01-01T00:00:03Z'), ['beta-2']);
+  assert.deepEqual(await ids('--contains', 'a-', '--from', '1970-01-01', '--to', '3000'), [
+    'beta-2',
+    'alpha-1',
+  ]);
+
+  // Refused with the route's words, naming the option.
+  for (const [args, message] of [
+    [
+      ['--from', 'yesterday'],
+      '--from must be milliseconds since the epoch or an ISO 8601 date, got "yesterday"',
+    ],
+    [['--to', '-5'], '--to must be milliseconds since the epoch or an ISO 8601 date, got "-5"'],
+    [['--contains='], '--contains must be 1-128 characters'],
+    [['--json=yes'], '--json takes no value'],
+    [['--json', '--json'], '--json given twice'],
+  ] as const) {
+    const io = capture();
+    assert.equal(await runCli(['log', 'list', ...args, '--data-dir', dataDir], io), 2, args.join(' '));
+    assert.equal(io.errors[0], message);
+    assert.deepEqual(io.lines, []);
+  }
+
+  const first = capture();
+  assert.equal(await runCli(['log', 'list', '--json', '--limit', '2', '--data-dir', dataDir], first), 0);
+  assert.deepEqual(first.errors, [], 'the cursor is in the JSON, not on stderr');
+  assert.equal(first.lines.length, 1);
+  const page = JSON.parse(first.lines[0]!) as {
+    data: Array<{ id: string }>;
+    has_more: boolean;
+    next_cursor: string;
+  };
+  assert.deepEqual(
+    page.data.map((c) => c.id),
+    ['alpha-3', 'beta-2'],
+  );
+  assert.equal(page.has_more, true);
+  assert.equal(typeof page.next_cursor, 'string');
+  const rest = capture();
+  assert.equal(
+    await runCli(['log', 'list', '--json', '--cursor', page.next_cursor, '--data-dir', dataDir], rest),
+    0,
+  );
+  assert.deepEqual(JSON.parse(rest.lines[0]!), {
+    data: [{ id: 'alpha-1', createdAt: 1, eventCount: 1, lastActivityAt: 1000 }],
+    has_more: false,
+    next_cursor: null,
+  });
+  assert.deepEqual(rest.errors, []);
+});

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { keysNew } from '../server/cli-keys.ts';
 import { logCheck } from '../chat-log/cli-check.ts';
 import { logRead } from '../chat-log/cli-read.ts';
-import { logList } from '../chat-log/cli-list.ts';
+import { LOG_LIST_USAGE, logList } from '../chat-log/cli-list.ts';
 import type { CliIo } from '../chat-log/cli-io.ts';
 
 export type { CliIo };
@@ -22,7 +22,7 @@ export interface CommandEntry {
 
 export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   'log check': {
-    usage: 'log check <file>',
+    usage: 'log check <file> [--json]',
     summary: 'validate a chat log file and list its problems (streamed; an older log is read whole)',
     run: logCheck,
   },
@@ -32,8 +32,9 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     run: logRead,
   },
   'log list': {
-    usage: 'log list [--limit N] [--cursor C] [--team T] [--prefix P] [--config FILE] [--data-dir DIR]',
-    summary: 'list a page of chats, newest activity first, as JSON lines (next cursor on stderr)',
+    usage: LOG_LIST_USAGE,
+    summary:
+      'list a page of chats, newest activity first, as JSON lines (next cursor on stderr; --json: one object)',
     run: logList,
   },
   'keys new': {

@@ -11,10 +11,11 @@ import { chatAccounts } from '../usage-accounting.ts';
 import { assertChatId, isChatId } from '../../chat-log/chat-id.ts';
 import { parseReadBound } from '../../chat-log/read-range.ts';
 import {
-  DEFAULT_PAGE_LIMIT,
-  MAX_PAGE_LIMIT,
   decodeCursor,
   encodeCursor,
+  readIdFilter,
+  readPageLimit,
+  readTimeBound,
   type ChatListQuery,
   type ChatSummary,
 } from '../../chat-log/chat-page.ts';
@@ -37,26 +38,14 @@ function queryText(q: Record<string, unknown>, param: string): string | undefine
   return v;
 }
 
-/** A time bound: milliseconds since the epoch, or an ISO 8601 date or date-time. */
+/** A time bound (`from`, `to`), read as `chat-page.ts` reads it. */
 function timeParam(q: Record<string, unknown>, param: string): number | undefined {
-  const v = queryText(q, param);
-  if (v === undefined) return undefined;
-  const ms = /^[0-9]{1,16}$/.test(v) ? Number(v) : /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : Number.NaN;
-  if (!Number.isSafeInteger(ms) || ms < 0) {
-    throw badQuery(
-      param,
-      `must be milliseconds since the epoch or an ISO 8601 date, got ${JSON.stringify(v)}`,
-    );
-  }
-  return ms;
+  return readTimeBound(queryText(q, param), param);
 }
 
-/** An id filter: 1-128 characters. */
+/** An id filter (`id_prefix`, `id_contains`), read as `chat-page.ts` reads it. */
 function idFilter(q: Record<string, unknown>, param: string): string | undefined {
-  const v = queryText(q, param);
-  if (v === undefined) return undefined;
-  if (v.length < 1 || v.length > 128) throw badQuery(param, 'must be 1-128 characters');
-  return v;
+  return readIdFilter(queryText(q, param), param);
 }
 
 /**
@@ -64,15 +53,7 @@ function idFilter(q: Record<string, unknown>, param: string): string | undefined
  * `team` filter naming another team finds none) and its id prefix is read inside its namespace.
  */
 function listQuery(q: Record<string, unknown>, who: Caller): ChatListQuery | undefined {
-  const limitText = queryText(q, 'limit');
-  const limit =
-    limitText === undefined ? DEFAULT_PAGE_LIMIT : /^[0-9]{1,4}$/.test(limitText) ? Number(limitText) : 0;
-  if (limit < 1 || limit > MAX_PAGE_LIMIT) {
-    throw badQuery(
-      'limit',
-      `must be a whole number from 1 to ${MAX_PAGE_LIMIT}, got ${JSON.stringify(limitText)}`,
-    );
-  }
+  const limit = readPageLimit(queryText(q, 'limit'), 'limit');
   const cursor = queryText(q, 'cursor');
   const query: ChatListQuery = { limit };
   if (cursor !== undefined) query.after = decodeCursor(cursor);
