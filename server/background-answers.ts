@@ -116,7 +116,8 @@ export async function recordBackgroundAnswer(
     const steps: RecordStep[] = [
       {
         what: 'response',
-        async run() {
+        async run(again) {
+          loggedElsewhere = false;
           chatId = await recordAnswer(
             app.chatLog,
             app.clock,
@@ -127,7 +128,9 @@ export async function recordBackgroundAnswer(
             r,
             (e) => {
               if (!answerLogged(e, responseId)) return false;
-              loggedElsewhere = true;
+              // After a failed try, the answer found is taken as this retrieve's own (the store
+              // took it and its reply was lost): its usage and owners are still to record.
+              if (!again) loggedElsewhere = true;
               return true;
             },
           );

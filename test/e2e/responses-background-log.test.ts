@@ -14,9 +14,10 @@ import { RedisLogBackend } from '../../chat-log/store-redis.ts';
 import { newKey } from '../../server/cli-keys.ts';
 import { FakeProvider } from '../fake-provider/fake-provider.ts';
 import { responsesMessage } from '../fake-provider/fake-responses.ts';
+import { redisCutProxy } from '../helpers/redis-cut-proxy.ts';
 import { dropPrefix, redisSkip, redisUrl, uniquePrefix } from '../helpers/redis-test.ts';
 import { startTeamsGateway, type TeamsGateway } from '../helpers/responses-teams.ts';
-import { startGateway } from '../helpers/start-gateway.ts';
+import { startGateway, testStoreIsRedis } from '../helpers/start-gateway.ts';
 
 /** Every event of chat `id`, read with `key`. */
 async function chatEvents(url: string, key: string, id: string): Promise<Event[]> {
@@ -225,5 +226,67 @@ describe('background answers on two replicas sharing one Redis', { skip: redisSk
     }
   });
 });
+
+describe(
+  'a background answer whose append lost its reply',
+  {
+    skip: redisSkip || (testStoreIsRedis && 'runs once, in the file-store pass'),
+  },
+  () => {
+    test('the try again finds it logged and still counts its tokens, once', { timeout: 30_000 }, async () => {
+      const proxy = await redisCutProxy(redisUrl!);
+      const prefix = uniquePrefix('bg-lost-reply');
+      const gw = await startGateway({
+        deps: {
+          backend: new RedisLogBackend({ url: proxy.url, prefix, readyWaitMs: 300 }),
+          unrecorded: { firstDelayMs: 50, maxDelayMs: 400 },
+        },
+      });
+      try {
+        const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'sk-client', maxRetries: 0 });
+        const usage = async () =>
+          (
+            (await (await fetch(`${gw.url}/v1/usage`)).json()) as {
+              total: { usage: { outputTokens: number } };
+            }
+          ).total.usage.outputTokens;
+        const waiting = async () =>
+          /^oda_answers_waiting_to_be_recorded (\d+)$/m.exec(
+            await (await fetch(`${gw.url}/metrics`)).text(),
+          )?.[1];
+        const start = await usage();
+        gw.fake.script({ responses: { output: [responsesMessage('lost reply', 'msg_bg_lost')] } });
+        const { data: queued, response } = await client.responses
+          .create({ model: 'gpt-5', input: 'lose the reply', background: true })
+          .withResponse();
+        const chatId = response.headers.get('x-session-id')!;
+        // Redis runs the append of the answer; its reply is lost, and Redis is out of reach a while.
+        const cut = proxy.cutOn((c) => c.includes('RPUSH') && c.includes('"text":"lost reply"'), {
+          thenRefuse: true,
+        });
+        const done = await client.responses.retrieve(queued.id);
+        assert.equal(done.status, 'completed');
+        await cut;
+        proxy.accept();
+        for (const end = Date.now() + 20_000; (await waiting()) !== '0';) {
+          assert.ok(Date.now() < end, 'the record waited too long');
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        const events = await chatEvents(gw.url, 'sk-client', chatId);
+        assert.deepEqual(modelTexts(events), ['lost reply']);
+        assert.deepEqual(
+          responses(events).map((e) => e.stopReason),
+          ['queued', 'completed'],
+        );
+        assert.ok((done.usage?.output_tokens ?? 0) > 0);
+        assert.equal((await usage()) - start, done.usage?.output_tokens, 'the answer’s tokens counted');
+      } finally {
+        await gw.close();
+        await proxy.close();
+        await dropPrefix(prefix);
+      }
+    });
+  },
+);
 
 const keys = { admin: newKey() };
