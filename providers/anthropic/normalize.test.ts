@@ -9,6 +9,7 @@ import {
   normalizeAnthropicResponse,
 } from './normalize.ts';
 import { readSseText } from '../../lib/sse-reader.ts';
+import { assertReusedCallIdsNamed } from '../../test/helpers/reused-call-ids.ts';
 
 const fixture = (name: string): string =>
   readFileSync(new URL(`./__fixtures__/${name}`, import.meta.url), 'utf8');
@@ -174,27 +175,7 @@ describe('normalizeAnthropicRequest', () => {
       role: 'user',
       content: [{ type: 'tool_result', tool_use_id: 'call_0', content }],
     });
-    const earlier = [
-      { role: 'user', content: 'go' },
-      call('exec'),
-      result('old'),
-      call('read_file'),
-      result('new'),
-    ];
-    const names = (messages: unknown[]) =>
-      normalizeAnthropicRequest({ model: 'm', messages }).messages.flatMap((m) =>
-        m.content.flatMap((p) => (p.kind === 'tool-result' ? [[p.callId, p.toolName]] : [])),
-      );
-    assert.deepEqual(names(earlier), [
-      ['call_0', 'exec'],
-      ['call_0', 'read_file'],
-    ]);
-    const later = [...earlier, call('grep'), result('more')];
-    assert.deepEqual(
-      normalizeAnthropicRequest({ model: 'm', messages: later }).messages.slice(0, earlier.length),
-      normalizeAnthropicRequest({ model: 'm', messages: earlier }).messages,
-      'what the log holds of the earlier request is what the longer one normalizes to',
-    );
+    assertReusedCallIdsNamed((messages) => normalizeAnthropicRequest({ model: 'm', messages }), call, result);
   });
 
   test('keeps a document with its content; one the file part cannot hold exactly is kept as sent', () => {

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { normalizeOpenaiRequest, normalizeOpenaiResponse } from './normalize.ts';
 import { createOpenaiStreamAccumulator } from './openai-stream-accumulator.ts';
 import { readSseText } from '../../lib/sse-reader.ts';
+import { assertReusedCallIdsNamed } from '../../test/helpers/reused-call-ids.ts';
 
 const fixture = (name: string): string =>
   readFileSync(new URL(`./__fixtures__/${name}`, import.meta.url), 'utf8');
@@ -193,27 +194,7 @@ describe('normalizeOpenaiRequest', () => {
       tool_calls: [{ id: 'call_0', type: 'function', function: { name, arguments: '{}' } }],
     });
     const result = (content: string) => ({ role: 'tool', tool_call_id: 'call_0', content });
-    const earlier = [
-      { role: 'user', content: 'go' },
-      call('exec'),
-      result('old'),
-      call('read_file'),
-      result('new'),
-    ];
-    const names = (messages: unknown[]) =>
-      normalizeOpenaiRequest({ model: 'm', messages }).messages.flatMap((m) =>
-        m.content.flatMap((p) => (p.kind === 'tool-result' ? [[p.callId, p.toolName]] : [])),
-      );
-    assert.deepEqual(names(earlier), [
-      ['call_0', 'exec'],
-      ['call_0', 'read_file'],
-    ]);
-    const later = [...earlier, call('grep'), result('more')];
-    assert.deepEqual(
-      normalizeOpenaiRequest({ model: 'm', messages: later }).messages.slice(0, earlier.length),
-      normalizeOpenaiRequest({ model: 'm', messages: earlier }).messages,
-      'what the log holds of the earlier request is what the longer one normalizes to',
-    );
+    assertReusedCallIdsNamed((messages) => normalizeOpenaiRequest({ model: 'm', messages }), call, result);
   });
 
   test('malformed input is kept as sent, never thrown on', () => {

@@ -9,6 +9,7 @@ import { normalizeResponsesRequest, normalizeResponsesResponse } from './normali
 import { createResponsesStreamAccumulator } from './responses-stream-accumulator.ts';
 import { ENCRYPTED, PNG, SCREENSHOT, codexBody, inputOf } from './__fixtures__/codex-body.ts';
 import { rebuildItem } from './__fixtures__/rebuild-item.ts';
+import { assertReusedCallIdsNamed } from '../../test/helpers/reused-call-ids.ts';
 
 const fixture = (name: string): string =>
   readFileSync(new URL(`./__fixtures__/${name}`, import.meta.url), 'utf8');
@@ -216,26 +217,10 @@ describe('normalizeResponsesRequest', () => {
   test('a call id handed out again: each result is named by its own call, the same as the chat grows', () => {
     const call = (name: string) => ({ type: 'function_call', call_id: 'call_0', name, arguments: '{}' });
     const result = (output: string) => ({ type: 'function_call_output', call_id: 'call_0', output });
-    const earlier = [
-      { role: 'user', content: 'go' },
-      call('exec'),
-      result('old'),
-      call('read_file'),
-      result('new'),
-    ];
-    const names = (input: unknown[]) =>
-      normalizeResponsesRequest({ model: 'm', input }).messages.flatMap((m) =>
-        m.content.flatMap((p) => (p.kind === 'tool-result' ? [[p.callId, p.toolName]] : [])),
-      );
-    assert.deepEqual(names(earlier), [
-      ['call_0', 'exec'],
-      ['call_0', 'read_file'],
-    ]);
-    const later = [...earlier, call('grep'), result('more')];
-    assert.deepEqual(
-      normalizeResponsesRequest({ model: 'm', input: later }).messages.slice(0, earlier.length),
-      normalizeResponsesRequest({ model: 'm', input: earlier }).messages,
-      'what the log holds of the earlier request is what the longer one normalizes to',
+    assertReusedCallIdsNamed(
+      (messages) => normalizeResponsesRequest({ model: 'm', input: messages }),
+      call,
+      result,
     );
   });
 
