@@ -12,8 +12,8 @@ import {
 import { join } from 'node:path';
 import { logCheck } from './cli-check.ts';
 import { readLogText } from './convert.ts';
-import { FileLogBackend } from './store-file.ts';
 import { tempDir } from '../test/helpers/temp-dir.ts';
+import { chatFileOf } from './test-batches.ts';
 
 async function run(args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
   const out: string[] = [];
@@ -22,30 +22,8 @@ async function run(args: string[]): Promise<{ code: number; out: string[]; err: 
   return { code, out, err };
 }
 
-const say = (text: string) => ({
-  type: 'message' as const,
-  role: 'user' as const,
-  content: [{ kind: 'text' as const, text }],
-});
-
-/** The file of a new chat `id` of `count` messages of `size` characters each. */
-async function chatOf(dataDir: string, id: string, count: number, size = 1): Promise<string> {
-  const backend = new FileLogBackend({ dataDir });
-  await backend.create({ version: 5, id, createdAt: 1 });
-  for (let at = 0; at < count; at += 500) {
-    const n = Math.min(500, count - at);
-    await backend.append(
-      id,
-      Array.from({ length: n }, (_, i) => say(`m${at + i}`.padEnd(size, '.'))),
-      10,
-    );
-  }
-  await backend.close();
-  return join(dataDir, 'chats', `${id}.jsonl`);
-}
-
 test('log check of a chat larger than Node can read whole checks every line of it', async () => {
-  const path = await chatOf(tempDir('oda-cli-check-large-'), 'big', 5);
+  const path = await chatFileOf(tempDir('oda-cli-check-large-'), 'big', 5);
   // Over 512 MiB (the longest string Node makes): a sparse stretch of NUL bytes cut into eight
   // lines of 64 MiB stands in for what a long-running agent logged, then one more event.
   const base = statSync(path).size;
@@ -77,7 +55,7 @@ test('log check of a chat larger than Node can read whole checks every line of i
 
 test('log check reads a chat in pieces with the findings and messages of a whole read', async () => {
   // Over 3 MB, so the file is read in several chunks and its lines checked in several pieces.
-  const path = await chatOf(tempDir('oda-cli-check-pieces-'), 'long', 3000, 1100);
+  const path = await chatFileOf(tempDir('oda-cli-check-pieces-'), 'long', 3000, 1100);
   const lines = readFileSync(path, 'utf8').split('\n');
   // A line cut across a chunk, a damaged event, a seq gap, a blank line, a torn last line.
   lines[950] = lines[950]!.slice(0, 600);

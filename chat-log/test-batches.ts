@@ -1,7 +1,9 @@
 /** Builders shared by the chat-log store tests: headers, new events, and an OdaError matcher. */
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { isOdaError } from '../lib/errors.ts';
 import type { Header, NewEvent } from './format/current.ts';
+import { FileLogBackend } from './store-file.ts';
 
 export const T0 = Date.UTC(2026, 0, 1);
 
@@ -17,6 +19,25 @@ export const say = (text: string, role: 'user' | 'model' = 'user'): NewEvent => 
   role,
   content: [{ kind: 'text', text }],
 });
+
+/**
+ * The file of a new chat `id` in the file store of `dataDir`: `count` user messages (`m0`, `m1`...,
+ * each padded with dots to `size` characters), appended 500 at a time.
+ */
+export async function chatFileOf(dataDir: string, id: string, count: number, size = 1): Promise<string> {
+  const backend = new FileLogBackend({ dataDir });
+  await backend.create({ version: 5, id, createdAt: 1 });
+  for (let at = 0; at < count; at += 500) {
+    const n = Math.min(500, count - at);
+    await backend.append(
+      id,
+      Array.from({ length: n }, (_, i) => say(`m${at + i}`.padEnd(size, '.'))),
+      10,
+    );
+  }
+  await backend.close();
+  return join(dataDir, 'chats', `${id}.jsonl`);
+}
 
 export const request = (settings: Record<string, unknown>): NewEvent =>
   ({

@@ -3,24 +3,14 @@ import assert from 'node:assert/strict';
 import { appendFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { runCli, type CliIo } from './cli.ts';
+import { runCli } from './cli.ts';
 import { FileLogBackend } from '../chat-log/store-file.ts';
 import { RedisLogBackend } from '../chat-log/store-redis.ts';
 import { tempDir } from '../test/helpers/temp-dir.ts';
 import { freePort } from '../test/helpers/free-port.ts';
 import { dropPrefix, keysUnder, redisSkip, redisUrl, uniquePrefix } from '../test/helpers/redis-test.ts';
-
-function capture(): CliIo & { lines: string[]; errors: string[] } {
-  const lines: string[] = [];
-  const errors: string[] = [];
-  return { lines, errors, out: (l) => lines.push(l), err: (l) => errors.push(l) };
-}
-
-const say = (text: string) => ({
-  type: 'message' as const,
-  role: 'user' as const,
-  content: [{ kind: 'text' as const, text }],
-});
+import { capture } from './cli-test-io.ts';
+import { say } from '../chat-log/test-batches.ts';
 
 const texts = (lines: string[]) =>
   lines.map((l) => (JSON.parse(l) as { content: Array<{ text: string }> }).content[0]!.text);
@@ -45,7 +35,11 @@ after(() => {
 async function fileChats(dataDir: string, id: string, said: string[]): Promise<void> {
   const backend = new FileLogBackend({ dataDir });
   await backend.create({ version: 5, id, createdAt: 1 });
-  await backend.append(id, said.map(say), 5);
+  await backend.append(
+    id,
+    said.map((t) => say(t)),
+    5,
+  );
   await backend.close();
 }
 
@@ -117,7 +111,11 @@ test(
     const writer = new RedisLogBackend({ url: redisUrl!, prefix });
     try {
       await writer.create({ version: 5, id: 'chat-r1', createdAt: 1, team: 'red' });
-      await writer.append('chat-r1', ['one', 'two', 'three'].map(say), 10);
+      await writer.append(
+        'chat-r1',
+        ['one', 'two', 'three'].map((t) => say(t)),
+        10,
+      );
       await writer.create({ version: 5, id: 'chat-old', createdAt: 2 });
       await writer.append('chat-old', [say('old')], 20);
       await writer.close();

@@ -13,22 +13,12 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli, type CliIo } from './cli.ts';
+import { runCli } from './cli.ts';
 import { FileLogBackend } from '../chat-log/store-file.ts';
 import { ChatIndex } from '../chat-log/chat-index.ts';
 import { tempDir } from '../test/helpers/temp-dir.ts';
-
-function capture(): CliIo & { lines: string[]; errors: string[] } {
-  const lines: string[] = [];
-  const errors: string[] = [];
-  return { lines, errors, out: (l) => lines.push(l), err: (l) => errors.push(l) };
-}
-
-const say = (text: string) => ({
-  type: 'message' as const,
-  role: 'user' as const,
-  content: [{ kind: 'text' as const, text }],
-});
+import { capture } from './cli-test-io.ts';
+import { say } from '../chat-log/test-batches.ts';
 
 test('log list pages the chats of a data dir newest first, the next cursor on stderr', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'oda-cli-list-'));

@@ -7,16 +7,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli, type CliIo } from './cli.ts';
+import { runCli } from './cli.ts';
 import { FileLogBackend } from '../chat-log/store-file.ts';
 import { logToText, readLogText, upgradeToCurrent } from '../chat-log/convert.ts';
 import { tempDir } from '../test/helpers/temp-dir.ts';
-
-function capture(): CliIo & { lines: string[]; errors: string[] } {
-  const lines: string[] = [];
-  const errors: string[] = [];
-  return { lines, errors, out: (l) => lines.push(l), err: (l) => errors.push(l) };
-}
+import { capture } from './cli-test-io.ts';
 
 const fixture = (v: number) => new URL(`../chat-log/__fixtures__/v${v}.jsonl`, import.meta.url).pathname;
 

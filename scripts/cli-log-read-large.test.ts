@@ -10,45 +10,20 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { runCli, type CliIo } from './cli.ts';
-import { FileLogBackend } from '../chat-log/store-file.ts';
+import { runCli } from './cli.ts';
 import { readLogText } from '../chat-log/convert.ts';
 import { Redis } from 'ioredis';
 import { RedisLogBackend } from '../chat-log/store-redis.ts';
 import { dropPrefix, redisSkip, redisUrl, uniquePrefix } from '../test/helpers/redis-test.ts';
 import { tempDir } from '../test/helpers/temp-dir.ts';
+import { capture } from './cli-test-io.ts';
+import { chatFileOf, say } from '../chat-log/test-batches.ts';
 
-function capture(): CliIo & { lines: string[]; errors: string[] } {
-  const lines: string[] = [];
-  const errors: string[] = [];
-  return { lines, errors, out: (l) => lines.push(l), err: (l) => errors.push(l) };
-}
-
-const say = (text: string) => ({
-  type: 'message' as const,
-  role: 'user' as const,
-  content: [{ kind: 'text' as const, text }],
-});
 const seqs = (lines: string[]) => lines.map((l) => (JSON.parse(l) as { seq: number }).seq);
-
-async function chatOf(dataDir: string, id: string, count: number): Promise<string> {
-  const backend = new FileLogBackend({ dataDir });
-  await backend.create({ version: 5, id, createdAt: 1 });
-  for (let at = 0; at < count; at += 500) {
-    const n = Math.min(500, count - at);
-    await backend.append(
-      id,
-      Array.from({ length: n }, (_, i) => say(`m${at + i}`)),
-      10,
-    );
-  }
-  await backend.close();
-  return join(dataDir, 'chats', `${id}.jsonl`);
-}
 
 test('log read of a chat larger than Node can read whole prints its range (the file is read only as far as the range)', async () => {
   const dataDir = tempDir('oda-cli-read-large-');
-  const path = await chatOf(dataDir, 'big', 5);
+  const path = await chatFileOf(dataDir, 'big', 5);
   // A chat of over 2 GiB: a sparse tail stands in for the events a long-running agent logged.
   const fd = openSync(path, 'r+');
   try {
@@ -68,7 +43,7 @@ test('log read of a chat larger than Node can read whole prints its range (the f
 
 test('log read reads a long chat in pieces with the same events and problems as a whole read', async () => {
   const dataDir = tempDir('oda-cli-read-pieces-');
-  const path = await chatOf(dataDir, 'long', 2600);
+  const path = await chatFileOf(dataDir, 'long', 2600);
   // A damaged line in the middle, a blank line, and a last line a crash cut short.
   const lines = readFileSync(path, 'utf8').split('\n');
   lines[1500] =

@@ -1,16 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runCli, type CliIo } from './cli.ts';
+import { runCli } from './cli.ts';
 import { FileLogBackend } from '../chat-log/store-file.ts';
 import { tempDir } from '../test/helpers/temp-dir.ts';
 import { appendFileSync, copyFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-
-function capture(): CliIo & { lines: string[]; errors: string[] } {
-  const lines: string[] = [];
-  const errors: string[] = [];
-  return { lines, errors, out: (l) => lines.push(l), err: (l) => errors.push(l) };
-}
+import { capture } from './cli-test-io.ts';
 
 test('log read prints a range of a chat by id, and of an older-version file converted', async () => {
   const dataDir = tempDir('oda-cli-read-');
