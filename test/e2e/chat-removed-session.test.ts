@@ -8,9 +8,13 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { RedisLogBackend } from '../../chat-log/store-redis.ts';
-import { dropPrefix, redisSkip, redisUrl, uniquePrefix } from '../helpers/redis-test.ts';
-import { startGateway, testStoreIsRedis, type TestGateway } from '../helpers/start-gateway.ts';
+import { dropPrefix, redisSkip, uniquePrefix } from '../helpers/redis-test.ts';
+import {
+  startGateway,
+  startGatewayOnRedis,
+  testStoreIsRedis,
+  type TestGateway,
+} from '../helpers/start-gateway.ts';
 
 const SESSION = '3c1e7f0a-5b2d-4e8f-9a6c-0d1b2c3d4e5f';
 const MAIN = `claude-code:${SESSION}`;
@@ -29,14 +33,7 @@ const limits = { timeout: 30_000 };
 /** A gateway on the file store, or on Redis under a prefix of its own (returned to drop keys). */
 async function gateway(onRedis: boolean): Promise<{ gw: TestGateway; prefix: string }> {
   const prefix = uniquePrefix('e2e-removed-session');
-  const gw = await startGateway(
-    onRedis
-      ? {
-          config: { store: { kind: 'redis', url: redisUrl! } },
-          deps: { backend: new RedisLogBackend({ url: redisUrl!, prefix }) },
-        }
-      : {},
-  );
+  const gw = onRedis ? await startGatewayOnRedis(prefix) : await startGateway();
   cleanups.push(async () => {
     await gw.close();
     if (onRedis) await dropPrefix(prefix);

@@ -10,10 +10,14 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { RedisLogBackend } from '../../chat-log/store-redis.ts';
 import type { Event } from '../../chat-log/format/current.ts';
-import { dropPrefix, redisSkip, redisUrl, uniquePrefix } from '../helpers/redis-test.ts';
-import { startGateway, testStoreIsRedis, type TestGateway } from '../helpers/start-gateway.ts';
+import { dropPrefix, redisSkip, uniquePrefix } from '../helpers/redis-test.ts';
+import {
+  startGateway,
+  startGatewayOnRedis,
+  testStoreIsRedis,
+  type TestGateway,
+} from '../helpers/start-gateway.ts';
 
 const ANSWER = 'Hello from the fake provider.';
 const cleanups: Array<() => Promise<void>> = [];
@@ -47,10 +51,7 @@ const limits = { timeout: 30_000 };
 describe('a chat whose log disappears under a running gateway', () => {
   test('Redis: the next call creates the chat anew', { ...limits, skip: redisSkip || once }, async () => {
     const prefix = uniquePrefix('e2e-removed');
-    const gw = await startGateway({
-      config: { store: { kind: 'redis', url: redisUrl! } },
-      deps: { backend: new RedisLogBackend({ url: redisUrl!, prefix }) },
-    });
+    const gw = await startGatewayOnRedis(prefix);
     cleanups.push(async () => {
       await gw.close();
       await dropPrefix(prefix);
@@ -141,11 +142,7 @@ describe('a chat whose log disappears under a running gateway', () => {
     { ...limits, skip: redisSkip || once },
     async () => {
       const prefix = uniquePrefix('e2e-recreated');
-      const replica = () =>
-        startGateway({
-          config: { store: { kind: 'redis', url: redisUrl! } },
-          deps: { backend: new RedisLogBackend({ url: redisUrl!, prefix }) },
-        });
+      const replica = () => startGatewayOnRedis(prefix);
       const a = await replica();
       const b = await replica();
       cleanups.push(async () => {
@@ -217,14 +214,7 @@ describe('a chat whose log disappears under a running gateway', () => {
       async () => {
         // The gateway remembers it had logged the first messages, but the new log does not hold them.
         const prefix = uniquePrefix('e2e-continued');
-        const gw = await startGateway(
-          onRedis
-            ? {
-                config: { store: { kind: 'redis', url: redisUrl! } },
-                deps: { backend: new RedisLogBackend({ url: redisUrl!, prefix }) },
-              }
-            : {},
-        );
+        const gw = onRedis ? await startGatewayOnRedis(prefix) : await startGateway();
         cleanups.push(async () => {
           await gw.close();
           if (onRedis) await dropPrefix(prefix);

@@ -40,16 +40,30 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(
-  opts: {
-    config?: Partial<ConfigInput>;
-    fake?: FakeProviderOptions;
-    deps?: AppDeps;
-    /** Use an existing fake provider instead of starting one. */
-    fakeProvider?: FakeProvider;
-    dataDir?: string;
-  } = {},
-): Promise<TestGateway> {
+export interface StartOptions {
+  config?: Partial<ConfigInput>;
+  fake?: FakeProviderOptions;
+  deps?: AppDeps;
+  /** Use an existing fake provider instead of starting one. */
+  fakeProvider?: FakeProvider;
+  dataDir?: string;
+}
+
+/**
+ * A gateway whose chat log is in Redis (at `REDIS_URL`) under `prefix`, whichever store the run
+ * tests: gateways given one prefix are replicas sharing their chats. The prefix stays when it
+ * closes (drop it with `dropPrefix`).
+ */
+export function startGatewayOnRedis(prefix: string, opts: StartOptions = {}): Promise<TestGateway> {
+  const url = process.env.REDIS_URL!;
+  return startGateway({
+    ...opts,
+    config: { store: { kind: 'redis', url }, ...opts.config },
+    deps: { backend: new RedisLogBackend({ url, prefix }), ...opts.deps },
+  });
+}
+
+export async function startGateway(opts: StartOptions = {}): Promise<TestGateway> {
   const fake = opts.fakeProvider ?? (await new FakeProvider(opts.fake).start());
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'oda-test-'));
   const clock = new ManualClock();
