@@ -20,6 +20,7 @@ import {
   type ChatDriver,
   type Format,
 } from '../helpers/sdk-chat-drivers.ts';
+import { softTrimmed } from '../helpers/soft-trimmed.ts';
 
 const MODEL = 'small-model';
 const WINDOW = 50_000; // tokens
@@ -29,11 +30,6 @@ const RESULT_CHARS = 10_000;
 const TOOL_CALLS = 12;
 const CLEARED = '[Old tool result content cleared]';
 const formats: Format[] = ['openai', 'anthropic'];
-
-/** The soft trim SPEC section 4 describes, with the default limits (4000 / 1500 / 1500). */
-function softTrimmed(text: string): string {
-  return `${text.slice(0, 1500)}\n...\n${text.slice(-1500)}\n\n[Tool result trimmed: kept first 1500 chars and last 1500 chars of ${text.length} chars.]`;
-}
 
 const resultText = (i: number) => bigText(`file ${i}`, RESULT_CHARS);
 

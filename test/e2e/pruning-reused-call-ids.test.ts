@@ -11,16 +11,12 @@ import assert from 'node:assert/strict';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
 import { getEvents, ofType } from '../helpers/sdk-chat-drivers.ts';
 import { LOOP_FORMATS, conversation, toolResults } from '../helpers/tool-loop-conversation.ts';
+import { softTrimmed } from '../helpers/soft-trimmed.ts';
 
 const MINUTE = 60_000;
 const CHARS = 9000;
 
 const resultText = (label: string) => `${label} ${'x'.repeat(CHARS)}`;
-
-/** The soft trim SPEC section 4 describes, with the default limits (4000 / 1500 / 1500). */
-function softTrimmed(text: string): string {
-  return `${text.slice(0, 1500)}\n...\n${text.slice(-1500)}\n\n[Tool result trimmed: kept first 1500 chars and last 1500 chars of ${text.length} chars.]`;
-}
 
 describe('cache-TTL pruning with a tool-call id handed out again', () => {
   let gw: TestGateway;

@@ -17,16 +17,12 @@ import { FakeProvider } from '../fake-provider/fake-provider.ts';
 import { getEvents, ofType } from '../helpers/sdk-chat-drivers.ts';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
 import { LOOP_FORMATS, conversation, toolResults } from '../helpers/tool-loop-conversation.ts';
+import { softTrimmed } from '../helpers/soft-trimmed.ts';
 
 const MINUTE = 60_000;
 const TOOLS = ['exec', 'read_file', 'grep'];
 
 const resultText = (label: string) => `${label} ${'x'.repeat(9000)}`;
-
-/** The soft trim SPEC section 4 describes, with the default limits (4000 / 1500 / 1500). */
-function softTrimmed(text: string): string {
-  return `${text.slice(0, 1500)}\n...\n${text.slice(-1500)}\n\n[Tool result trimmed: kept first 1500 chars and last 1500 chars of ${text.length} chars.]`;
-}
 
 describe('a tool-call id handed out again: each result answers the call before it', () => {
   let gw: TestGateway;
