@@ -49,6 +49,10 @@ export interface StartOptions {
   nodeArgs?: string[];
   /** Run the TypeScript source under tsx instead of the compiled file (a profile's frames then name our files). */
   source?: boolean;
+  /** A command the child runs under, before `node` (e.g. valgrind and its flags). */
+  wrap?: string[];
+  /** How long `stop()` waits after SIGTERM before SIGKILL (default 5 s). */
+  stopGraceMs?: number;
 }
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -79,18 +83,16 @@ export async function startChild(
   const file = start.source ? fileURLToPath(new URL(script, import.meta.url)) : compiledScript(script);
   const loader = start.source ? ['--import', TSX] : [];
   const out = start.stdoutFile ? openSync(start.stdoutFile, 'a') : 'pipe';
-  const child = spawn(
-    process.execPath,
-    [...(start.nodeArgs ?? []), ...loader, file, JSON.stringify(options)],
-    {
-      stdio: ['ignore', out, 'inherit', 'ipc'],
-      env: { ...process.env, ...start.env },
-    },
-  );
+  const args = [...(start.nodeArgs ?? []), ...loader, file, JSON.stringify(options)];
+  const [command, ...wrapArgs] = start.wrap?.length ? start.wrap : [process.execPath];
+  const child = spawn(command!, start.wrap?.length ? [...wrapArgs, process.execPath, ...args] : args, {
+    stdio: ['ignore', out, 'inherit', 'ipc'],
+    env: { ...process.env, ...start.env },
+  });
   if (typeof out === 'number') closeSync(out);
   const port = await (child.stdout ? readPort(name, child) : ipcPort(name, child));
   child.stdout?.resume(); // nothing more is expected; never let a full pipe block the child
-  return handle(name, child, port);
+  return handle(name, child, port, start.stopGraceMs ?? 5000);
 }
 
 function ipcPort(name: string, child: ChildProcess): Promise<number> {
@@ -130,7 +132,7 @@ function readPort(name: string, child: ChildProcess): Promise<number> {
   });
 }
 
-function handle(name: string, child: ChildProcess, port: number): ChildHandle {
+function handle(name: string, child: ChildProcess, port: number, graceMs: number): ChildHandle {
   let seq = 0;
   return {
     name,
@@ -161,7 +163,7 @@ function handle(name: string, child: ChildProcess, port: number): ChildHandle {
       if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
         child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+        const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
         await exited;
         clearTimeout(timer);
       }

@@ -3,7 +3,8 @@
  * report to .bench-out/report.json. `npm run bench -- --quick` is a short pass;
  * `--only=overhead,streaming,large,long-chat,savings` picks benchmarks (or name them: `npm run bench
  * -- many-chats`); `--only=profile` profiles the gateway's CPU under load; `peers` measures another
- * gateway from npm beside it; `--chats=N` sets the
+ * gateway from npm beside it; `instructions` counts each request's CPU instructions under valgrind
+ * (repeatable on a busy machine); `--chats=N` sets the
  * number of chats of many-chats.
  */
 import { closeClient } from './http-client.ts';
@@ -18,6 +19,7 @@ import { savingsBench } from './savings.ts';
 import { profileBench } from './profile.ts';
 import { manyChatsBench } from './many-chats.ts';
 import { peersBench } from './peers.ts';
+import { instructionsBench } from './instructions.ts';
 
 const BENCHES: Record<string, (ctx: BenchContext) => Promise<SectionReport>> = {
   overhead: overheadBench,
@@ -28,8 +30,9 @@ const BENCHES: Record<string, (ctx: BenchContext) => Promise<SectionReport>> = {
   profile: profileBench,
   'many-chats': manyChatsBench,
   peers: peersBench,
+  instructions: instructionsBench,
 };
-/** What `npm run bench` runs without --only (the profile and the peers are on request). */
+/** What `npm run bench` runs without --only (the profile, the peers and the instruction counts are on request). */
 const DEFAULT = ['overhead', 'streaming', 'large', 'long-chat', 'savings', 'many-chats'];
 
 function parseArgs(argv: string[]): { quick: boolean; only: string[]; chats?: number } {

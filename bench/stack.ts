@@ -23,6 +23,9 @@ export interface GatewayOptions {
   nodeArgs?: string[];
   /** Run the gateway from its TypeScript source under tsx (the CPU profile), not compiled. */
   source?: boolean;
+  /** A command the gateway runs under (valgrind), and how long its stop may take. */
+  wrap?: string[];
+  stopGraceMs?: number;
   name?: string;
 }
 
@@ -55,7 +58,13 @@ export async function startGateway(fakeUrl: string, opts: GatewayOptions = {}): 
       opts.name ?? 'gateway',
       './gateway-process.ts',
       { config: gatewayConfig(fakeUrl, dataDir, opts.config) },
-      { stdoutFile: join(dir, 'gateway.log'), nodeArgs: opts.nodeArgs, source: opts.source },
+      {
+        stdoutFile: join(dir, 'gateway.log'),
+        nodeArgs: opts.nodeArgs,
+        source: opts.source,
+        wrap: opts.wrap,
+        stopGraceMs: opts.stopGraceMs,
+      },
     );
     return {
       ...child,
