@@ -31,8 +31,14 @@ const CLIENT_HEADERS: ReadonlyArray<[string, string]> = [
   ['x-session-affinity', 'affinity'],
 ];
 
+/**
+ * `raw` under its source's namespace, when that makes a chat id. An empty id names no
+ * conversation (a client that sends `prompt_cache_key: ""` or an empty header for every
+ * conversation would otherwise put them all in one chat, each a branch of the first): ignored, like
+ * any malformed one.
+ */
 function namespaced(ns: string, raw: string | undefined): string | undefined {
-  if (raw === undefined) return undefined;
+  if (raw === undefined || raw === '') return undefined;
   const id = `${ns}:${raw}`;
   return isChatId(id) ? id : undefined;
 }

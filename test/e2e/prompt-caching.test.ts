@@ -281,3 +281,57 @@ describe('prompt caching: OpenAI format', () => {
     );
   });
 });
+
+describe('an empty prompt_cache_key', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startGateway({ config: { promptCaching: { mode: 'auto' } } });
+  });
+  after(() => gw.close());
+
+  test('names no chat: two conversations are two chats of their own, and the key goes as sent', async () => {
+    const chats: string[] = [];
+    for (const [api, body] of [
+      [
+        '/v1/chat/completions',
+        '{"model":"cache-test","prompt_cache_key":"","messages":[{"role":"user","content":"One"}]}',
+      ],
+      [
+        '/v1/chat/completions',
+        '{"model":"cache-test","prompt_cache_key":"","messages":[{"role":"user","content":"Two"}]}',
+      ],
+      ['/v1/responses', '{"model":"cache-test","prompt_cache_key":"","input":"Three"}'],
+    ] as const) {
+      const res = await fetch(`${gw.url}${api}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
+        body,
+      });
+      assert.equal(res.status, 200);
+      await res.json();
+      chats.push(res.headers.get('x-session-id') ?? '');
+      // The client's empty key is its own: not replaced, the body goes as sent.
+      assert.equal(res.headers.get('x-oda-prompt-caching'), null);
+      assert.equal(gw.fake.requests[gw.fake.requests.length - 1]!.raw.toString('utf8'), body);
+    }
+    // Derived ids, one chat per conversation; not `prompt-cache-key:` and branches of it.
+    for (const chat of chats) assert.match(chat, /^chat-[0-9a-f]{32}$/);
+    assert.equal(new Set(chats).size, 3);
+  });
+
+  test('an empty client session header names no chat either', async () => {
+    const chats: string[] = [];
+    for (const text of ['Four', 'Five']) {
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test', session_id: '' },
+        body: JSON.stringify({ model: 'cache-test', messages: [{ role: 'user', content: text }] }),
+      });
+      assert.equal(res.status, 200);
+      await res.json();
+      chats.push(res.headers.get('x-session-id') ?? '');
+    }
+    for (const chat of chats) assert.match(chat, /^chat-[0-9a-f]{32}$/);
+    assert.equal(new Set(chats).size, 2);
+  });
+});
