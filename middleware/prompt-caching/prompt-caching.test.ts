@@ -153,6 +153,26 @@ describe('applyPromptCaching, Anthropic format', () => {
     });
   }
 
+  test('a cache_control key in free-form JSON (a tool parameter, a call argument, metadata) is no marker', () => {
+    const body = anthropicBody();
+    (body.tools as Obj[])[0]!.input_schema = {
+      type: 'object',
+      properties: { cache_control: { type: 'string', description: 'the Cache-Control header' } },
+    };
+    (blocks(messages(body)[1]!)[1]!.input as Obj).cache_control = { type: 'ephemeral', ttl: '1h' };
+    body.metadata = { user_id: 'u', cache_control: 'no-store' };
+    const view = createAnthropicRequestView(body);
+    assert.equal(view.hasCacheMarkers?.(), false);
+    assert.equal(view.cacheTtlHint(), undefined);
+    assert.deepEqual(applyPromptCaching(view, AUTO, 'c'), { kind: 'breakpoints', count: 3 });
+    assert.deepEqual(blocks(messages(body)[4]!)[0]!.cache_control, EPHEMERAL);
+    // The client's data is left as it was.
+    assert.deepEqual((blocks(messages(body)[1]!)[1]!.input as Obj).cache_control, {
+      type: 'ephemeral',
+      ttl: '1h',
+    });
+  });
+
   test('style automatic: one request-level marker and nothing else', () => {
     const body = anthropicBody();
     const result = applyPromptCaching(createAnthropicRequestView(body), { ...AUTO, style: 'automatic' }, 'c');

@@ -15,7 +15,14 @@ export interface CacheMarkers {
   hour: boolean;
 }
 
-/** Walks `value` for its `cache_control` markers (not into a marker's own value). */
+/**
+ * Members whose values are the client's own JSON, never content blocks: a tool's input schema, a
+ * tool call's input, the request's metadata, a structured-output schema. A `cache_control` key there
+ * (a tool parameter of that name, an argument a call passed) is data, not a marker.
+ */
+const FREE_FORM_MEMBERS = new Set(['input_schema', 'input', 'metadata', 'schema']);
+
+/** Walks `value` for its `cache_control` markers (not into a marker's own value, nor free-form JSON). */
 export function findCacheMarkers(value: unknown, found: CacheMarkers): void {
   if (found.hour) return;
   if (Array.isArray(value)) {
@@ -33,7 +40,7 @@ export function findCacheMarkers(value: unknown, found: CacheMarkers): void {
     }
   }
   for (const key of Object.keys(value)) {
-    if (key !== 'cache_control') findCacheMarkers(value[key], found);
+    if (key !== 'cache_control' && !FREE_FORM_MEMBERS.has(key)) findCacheMarkers(value[key], found);
   }
 }
 
