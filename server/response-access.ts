@@ -106,6 +106,25 @@ export function storedResponseProvider(app: AppContext, owner: ResponseOwner | u
 }
 
 /**
+ * The configured OpenAI-format provider that holds what `owner` describes (a response, or an
+ * output item of one), when that is another provider than `routesTo`; undefined when it is the same
+ * one, or the gateway never recorded the holder, or the holder is no longer configured (provider
+ * names are compared without case, as the config checks them).
+ */
+export function heldElsewhere(
+  app: AppContext,
+  owner: ResponseOwner | undefined,
+  routesTo: string,
+): ProviderConfig | undefined {
+  if (!owner) return undefined;
+  const held = owner.provider.toLowerCase();
+  if (held === routesTo.toLowerCase()) return undefined;
+  return app.registry
+    .all()
+    .find((p) => p.format === PROVIDER_FORMAT.responses && p.name.toLowerCase() === held);
+}
+
+/**
  * Refuses a `previous_response_id` held by another provider than the one `model` routes to (two
  * OpenAI-format providers): the provider the request would go to cannot continue a response it
  * does not hold, and would only answer that it found none. A 400 naming both, before anything is
@@ -119,12 +138,7 @@ export function checkPreviousProvider(
   model: string,
   routesTo: string,
 ): void {
-  if (!owner) return;
-  const held = owner.provider.toLowerCase();
-  if (held === routesTo.toLowerCase()) return;
-  const holder = app.registry
-    .all()
-    .find((p) => p.format === PROVIDER_FORMAT.responses && p.name.toLowerCase() === held);
+  const holder = heldElsewhere(app, owner, routesTo);
   if (!holder) return;
   throw new OdaError(
     'ODA_ERR_INVALID_REQUEST',

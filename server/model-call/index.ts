@@ -87,7 +87,12 @@ async function bindChat(
   const previous = await checkPreviousResponse(app, call.body, call.caller);
   checkPreviousProvider(app, previous, call.body.previous_response_id, call.model, call.provider.config.name);
   // So do a `conversation` and `item_reference`s, which name stored state as well.
-  if (call.adapter.storesResponses) await checkStoredReferences(app, call.body, call.caller);
+  if (call.adapter.storesResponses) {
+    await checkStoredReferences(app, call.body, call.caller, {
+      model: call.model,
+      provider: call.provider.config.name,
+    });
+  }
   // A `conversation` (refused with teams above) continues the chat named after it, at its end.
   const conversation = call.adapter.storesResponses ? conversationSessionId(call.body) : undefined;
   const binding = await app.chats.bind({

@@ -88,7 +88,6 @@ export function storedResponsesRoutes(app: AppContext): Router {
       throw new OdaError('ODA_ERR_INVALID_REQUEST', 400, shape.error.issues[0]!.message, { param: 'model' });
     }
     const owner = await checkPreviousResponse(app, body, callerOf(res));
-    await checkStoredReferences(app, body, callerOf(res));
     const model = shape.data.model;
     let provider;
     if (model) {
@@ -108,6 +107,12 @@ export function storedResponsesRoutes(app: AppContext): Router {
       // No model: the provider holding the previous response, else the first OpenAI-format one.
       provider = storedResponseProvider(app, owner);
     }
+    await checkStoredReferences(
+      app,
+      body,
+      callerOf(res),
+      model ? { model, provider: provider.name } : undefined,
+    );
     await forwardAsIs(app, req, res, {
       provider,
       adapter,

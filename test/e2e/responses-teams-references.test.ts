@@ -26,6 +26,14 @@ const refused = refusedNotFound;
 
 const reference = (id: string) => ({ type: 'item_reference' as const, id });
 
+/** Asserts that `call` got the provider's own 404 for the item `id` it does not hold. */
+const providersNotFound = (call: Promise<unknown>, id: string) =>
+  assert.rejects(call, (e: unknown) => {
+    assert.ok(e instanceof OpenAI.NotFoundError, `expected the provider's 404, got ${String(e)}`);
+    assert.equal(e.message, `404 Item with id '${id}' not found.`);
+    return true;
+  });
+
 describe('teams: item references and conversations reach only the team’s own stored state', () => {
   let gw: TestGateway;
   let researchOpenai: OpenAI;
@@ -190,7 +198,11 @@ describe('teams: item references and conversations reach only the team’s own s
 
   test('an admin key reaches any item and conversation: forwarded as sent', async () => {
     const input = [reference('msg_research_findings'), reference('msg_made_elsewhere')];
-    await adminOpenai.responses.create({ model: 'gpt-5', input, conversation: 'conv_abc123' });
+    // The provider holds no 'msg_made_elsewhere': its own 404 comes back.
+    await providersNotFound(
+      adminOpenai.responses.create({ model: 'gpt-5', input, conversation: 'conv_abc123' }),
+      'msg_made_elsewhere',
+    );
     const sent = gw.fake.requests.at(-1)?.json;
     assert.deepEqual(sent?.input, input);
     assert.equal(sent?.conversation, 'conv_abc123');
@@ -225,7 +237,10 @@ describe('no teams: item references and conversations are forwarded as they are'
   test('any caller’s references and conversation reach the provider', async () => {
     const openai = client(gw, 'sk-user-a');
     const input = [reference('msg_never_seen')];
-    await openai.responses.create({ model: 'gpt-5', input, conversation: { id: 'conv_x' } });
+    await providersNotFound(
+      openai.responses.create({ model: 'gpt-5', input, conversation: { id: 'conv_x' } }),
+      'msg_never_seen',
+    );
     const sent = gw.fake.requests.at(-1)?.json;
     assert.deepEqual(sent?.input, input);
     assert.deepEqual(sent?.conversation, { id: 'conv_x' });

@@ -104,6 +104,8 @@ export class FakeResponsesApi {
     if (typeof previous === 'string' && !this.stored.has(previous)) {
       return { status: 400, json: responsesBodies.previousNotFound(previous) };
     }
+    const missing = this.missingReference(body.input);
+    if (missing !== undefined) return { status: 404, json: responsesBodies.itemNotFound(missing) };
     const refusal = this.refusal(body);
     if (refusal) return refusal;
     const { answer, streamPieces } = this.options();
@@ -113,6 +115,26 @@ export class FakeResponsesApi {
       output: [responsesMessage(text, 'msg_fake')],
       ...(streamed && { pieces: streamPieces }),
     });
+  }
+
+  /**
+   * The id of the first `item_reference` in `input` naming no item this fake holds (an input or
+   * output item of a response it stored), as the API looks references up.
+   */
+  private missingReference(input: unknown): string | undefined {
+    if (!Array.isArray(input)) return undefined;
+    const refs = input.filter(
+      (item): item is Obj =>
+        typeof item === 'object' && item !== null && (item as Obj).type === 'item_reference',
+    );
+    if (refs.length === 0) return undefined;
+    const held = new Set<unknown>();
+    for (const { response, inputItems } of this.stored.values()) {
+      for (const item of [...inputItems, ...(Array.isArray(response.output) ? response.output : [])]) {
+        if (typeof item === 'object' && item !== null) held.add((item as Obj).id);
+      }
+    }
+    return refs.map((r) => String(r.id)).find((id) => !held.has(id));
   }
 
   /**

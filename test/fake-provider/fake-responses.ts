@@ -68,6 +68,7 @@ export const responsesBodies = {
       param,
     ),
   notFound: (id: string) => openaiErrorWithParam(`Response with id '${id}' not found.`, null, null),
+  itemNotFound: (id: string) => openaiErrorWithParam(`Item with id '${id}' not found.`, null, 'input'),
   previousNotFound: (id: string) =>
     openaiErrorWithParam(
       `Previous response with id '${id}' not found.`,
