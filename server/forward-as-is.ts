@@ -11,13 +11,14 @@ import { z } from 'zod';
 import type { ProviderConfig } from '../config/config.ts';
 import { OdaError } from '../lib/errors.ts';
 import type { FormatAdapter } from '../providers/provider.ts';
-import { isEventStream, MAX_WHOLE_ANSWER_BYTES, toUpstreamError } from '../providers/upstream-client.ts';
+import { isEventStream, toUpstreamError } from '../providers/upstream-client.ts';
 import { buildUpstreamUrl } from '../providers/upstream-url.ts';
 import type { AppContext } from './app-context.ts';
 import { copyHeaders } from './deliver.ts';
 import { upstreamFailure } from './upstream-failure.ts';
 import { upstreamHeaders } from './upstream-headers.ts';
 import { abortWhenClientGone } from './client-gone.ts';
+import { observedJson, Records } from './observed-body.ts';
 
 export interface AsIsCall {
   provider: ProviderConfig;
@@ -86,15 +87,16 @@ export async function forwardAsIs(
   copyHeaders(res, up.headers);
   res.status(up.status);
   if (isEventStream(up.headers)) res.flushHeaders();
+  // What an observer records is waited for before the call returns (and a call held at shutdown
+  // with it), however the pipeline ended: the client may leave while a record is written.
+  const records = new Records();
   try {
     // Read by iterating it: an event stream is masked as it is read (the upstream client's body).
-    const observe =
-      call.observeJson && up.status >= 200 && up.status < 300 && isJson(up.headers['content-type'])
-        ? call.observeJson
-        : undefined;
+    const ok = up.status >= 200 && up.status < 300;
+    const observeJson = ok && isJson(up.headers['content-type']) ? call.observeJson : undefined;
     await pipeline(async function* () {
-      if (!observe) return yield* up.body;
-      yield* observed(up.body, observe);
+      if (observeJson) return yield* observedJson(up.body, observeJson, records);
+      yield* up.body;
     }, res);
   } catch (e) {
     // The client left, or the provider broke off: before any byte the client gets the gateway's
@@ -102,6 +104,8 @@ export async function forwardAsIs(
     if (abort.signal.aborted) return;
     if (!res.headersSent) throw upstreamFailure(toUpstreamError(e), provider.name);
     res.destroy();
+  } finally {
+    await records.settled();
   }
 }
 
@@ -109,27 +113,6 @@ function isJson(contentType: string | string[] | undefined): boolean {
   return String(contentType ?? '')
     .toLowerCase()
     .includes('application/json');
-}
-
-/**
- * `body`'s chunks, passed on as they come but for the last one, held until `observe` has read the
- * whole text (when it is not longer than the gateway reads whole).
- */
-async function* observed(
-  body: AsyncIterable<Buffer | Uint8Array>,
-  observe: (text: string) => Promise<void>,
-): AsyncGenerator<Buffer | Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let held: Buffer | Uint8Array | undefined;
-  for await (const chunk of body) {
-    if (held) yield held;
-    held = chunk;
-    size += chunk.length;
-    if (size <= MAX_WHOLE_ANSWER_BYTES) chunks.push(chunk);
-  }
-  if (size <= MAX_WHOLE_ANSWER_BYTES) await observe(Buffer.concat(chunks).toString('utf8'));
-  if (held) yield held;
 }
 
 /** One query parameter a route forwards: a single value, or a list (`include[]=a&include[]=b`). */
