@@ -2,8 +2,9 @@
  * The answers of background responses (`background: true`, not streamed), logged when they are
  * retrieved. Such a call is answered `queued` with no output: its chat logged a response event
  * saying so and nothing else. The answer is made later, at the provider, and reaches the client
- * through `GET /v1/responses/{id}`; the first retrieve that finds it finished (completed, failed,
- * cancelled, incomplete) records it in the chat of the queued call as that call's answer would have
+ * through `GET /v1/responses/{id}`, as JSON or streamed (`?stream=true`, whose closing event carries
+ * the whole response); the first retrieve that finds it finished (completed, failed, cancelled,
+ * incomplete) records it in the chat of the queued call as that call's answer would have
  * been: the model messages right after the history it answers (a branch when the chat went on
  * differently), a response event with its outcome and usage, the usage in the team's ledger, and
  * the owners of its output items. The response event with the response id and a finished outcome is
@@ -16,10 +17,12 @@ import type { ResponseOwner } from '../chat-log/response-owners.ts';
 import type { Counts } from '../chat-log/usage-ledger.ts';
 import type { ProviderConfig } from '../config/config.ts';
 import { FORMATS } from '../providers/registry.ts';
+import { MAX_WHOLE_ANSWER_BYTES } from '../providers/upstream-client.ts';
 import type { AppContext } from './app-context.ts';
 import { recordAnswer, type ResponseEvent } from './chat-binder-binding.ts';
 import type { ResponseRecord } from './chat-binder.ts';
 import { recordLoggedOwners, type OwnedAnswer } from './model-call/record-response-owners.ts';
+import type { EventObserver } from './observed-body.ts';
 import type { RecordStep } from './unrecorded-answers.ts';
 import { accountAnswer, usageStep } from './usage-accounting.ts';
 
@@ -28,6 +31,10 @@ const RUNNING = new Set(['queued', 'in_progress']);
 
 /** The outcomes whose answer is logged as a failed one (`ok: false`). */
 const FAILED = new Set(['failed', 'cancelled']);
+
+/** The events that close a Responses stream, each carrying the whole response. */
+const CLOSING_NAMES = ['response.completed', 'response.failed', 'response.incomplete'];
+const CLOSING = new Set(CLOSING_NAMES);
 
 /** Events read at once while looking for the queued call, newest first. */
 const SCAN_EVENTS = 256;
@@ -81,14 +88,56 @@ export async function recordBackgroundAnswer(
   text: string,
   reqId: unknown,
 ): Promise<void> {
-  const log = app.logger.child({ reqId, provider: provider.name, chatId: owner.chatId });
+  let json: unknown;
   try {
+    json = JSON.parse(text);
+  } catch {
+    return;
+  }
+  await recordFinished(app, owner, provider, json, reqId);
+}
+
+/**
+ * The observer of a streamed retrieve (`GET /v1/responses/{id}?stream=true`, from the start or
+ * `starting_after` an event): the stream's closing event (`response.completed`, `response.failed`,
+ * `response.incomplete`) carries the whole response, whose answer is recorded from it as the JSON
+ * retrieve's is (the same once, the same marker). Other events are passed over unread.
+ */
+export function backgroundStreamObserver(
+  app: AppContext,
+  owner: ResponseOwner,
+  provider: ProviderConfig,
+  reqId: unknown,
+): EventObserver {
+  let seen = false;
+  return (event, data) => {
+    if (seen || data.length > MAX_WHOLE_ANSWER_BYTES) return undefined;
+    // The API names each event; a server that does not is read for the closing types' names.
+    if (event !== undefined ? !CLOSING.has(event) : !CLOSING_NAMES.some((t) => data.includes(t))) {
+      return undefined;
+    }
     let json: unknown;
     try {
-      json = JSON.parse(text);
+      json = JSON.parse(data);
     } catch {
-      return;
+      return undefined;
     }
+    if (!isObj(json) || typeof json.type !== 'string' || !CLOSING.has(json.type)) return undefined;
+    seen = true;
+    return recordFinished(app, owner, provider, json.response, reqId);
+  };
+}
+
+/** Records `json`, a background response the provider gave finished, as `recordBackgroundAnswer` says. */
+async function recordFinished(
+  app: AppContext,
+  owner: ResponseOwner,
+  provider: ProviderConfig,
+  json: unknown,
+  reqId: unknown,
+): Promise<void> {
+  const log = app.logger.child({ reqId, provider: provider.name, chatId: owner.chatId });
+  try {
     if (!isObj(json) || json.background !== true || typeof json.id !== 'string') return;
     const status = typeof json.status === 'string' ? json.status : undefined;
     if (status === undefined || RUNNING.has(status)) return;

@@ -18,7 +18,7 @@ import { copyHeaders } from './deliver.ts';
 import { upstreamFailure } from './upstream-failure.ts';
 import { upstreamHeaders } from './upstream-headers.ts';
 import { abortWhenClientGone } from './client-gone.ts';
-import { observedJson, Records } from './observed-body.ts';
+import { observedEvents, observedJson, Records, type EventObserver } from './observed-body.ts';
 
 export interface AsIsCall {
   provider: ProviderConfig;
@@ -36,6 +36,11 @@ export interface AsIsCall {
    * has the answer; every other chunk is passed on as it arrives. Never throws.
    */
   observeJson?: (text: string) => Promise<void>;
+  /**
+   * Reads a 2xx event stream event by event as it goes by (see `observedEvents`): each chunk goes
+   * out as soon as it is read, after any record an event it completes started.
+   */
+  observeEvents?: EventObserver;
 }
 
 /** Sends `call` to its provider and pipes the answer (status, headers, body) back to the client. */
@@ -94,8 +99,10 @@ export async function forwardAsIs(
     // Read by iterating it: an event stream is masked as it is read (the upstream client's body).
     const ok = up.status >= 200 && up.status < 300;
     const observeJson = ok && isJson(up.headers['content-type']) ? call.observeJson : undefined;
+    const observeEvents = ok && isEventStream(up.headers) ? call.observeEvents : undefined;
     await pipeline(async function* () {
       if (observeJson) return yield* observedJson(up.body, observeJson, records);
+      if (observeEvents) return yield* observedEvents(up.body, observeEvents, records);
       yield* up.body;
     }, res);
   } catch (e) {

@@ -22,7 +22,7 @@ import {
 } from '../response-access.ts';
 import { checkStoredReferences } from '../response-references.ts';
 import { callerOf } from '../visible-chat.ts';
-import { recordBackgroundAnswer } from '../background-answers.ts';
+import { backgroundStreamObserver, recordBackgroundAnswer } from '../background-answers.ts';
 import { heldAtShutdown } from '../drain.ts';
 
 const include: Record<string, QueryParam> = {
@@ -70,11 +70,13 @@ export function storedResponsesRoutes(app: AppContext): Router {
         method,
         routePath: `/v1/responses/${id}${suffix}`,
         query: queryOf(req.query as Record<string, unknown>, query),
-        // A background response's answer is logged when it is first retrieved finished.
+        // A background response's answer is logged when it is first retrieved finished, as JSON
+        // or streamed.
         ...(retrieve && owner
           ? {
               observeJson: (text: string) =>
                 recordBackgroundAnswer(app, owner, provider, text, res.locals.requestId),
+              observeEvents: backgroundStreamObserver(app, owner, provider, res.locals.requestId),
             }
           : {}),
       });

@@ -1,7 +1,8 @@
 /**
  * The fake provider's Responses API routes: `POST /v1/responses` (streamed and not, refusing the
  * way the API does; not streamed, `background: true` is answered queued and has finished by the
- * time it is retrieved), the stored responses (`GET`/`DELETE /v1/responses/{id}`, `cancel`,
+ * time it is retrieved, as JSON or, with `stream=true` (and `starting_after`), as its event
+ * stream), the stored responses (`GET`/`DELETE /v1/responses/{id}`, `cancel`,
  * `input_items` paged by `limit`, `after`, `before` and `order`), `POST /v1/responses/input_tokens`
  * and `POST /v1/responses/compact`.
  */
@@ -48,6 +49,9 @@ export class FakeResponsesApi {
         // A background response runs on at the provider: it is done by the time it is polled.
         if (stored.finished) stored.response = stored.finished;
         delete stored.finished;
+        if (query.get('stream') === 'true' && stored.response.background === true) {
+          return this.streamed(stored.response, query.get('starting_after'));
+        }
         return { json: stored.response };
       case 'DELETE ':
         this.stored.delete(id);
@@ -96,6 +100,18 @@ export class FakeResponsesApi {
       chunkDelayMs: this.options().chunkDelayMs,
       ...(script.holdAfter && { holdAfter: script.holdAfter }),
     };
+  }
+
+  /**
+   * A background response retrieved with `stream=true`: its event stream from the start, or only
+   * the events after `startingAfter`'s sequence number (a client resuming a stream it lost).
+   */
+  private streamed(response: Obj, startingAfter: string | null): WireReply {
+    const after = startingAfter === null ? -1 : Number(startingAfter);
+    const events = responsesEvents(response).filter(
+      (e) => (JSON.parse(e.data) as { sequence_number: number }).sequence_number > after,
+    );
+    return { sse: events, chunkDelayMs: this.options().chunkDelayMs };
   }
 
   /** `POST /v1/responses` without a script: refusals first, then the default answer. */
