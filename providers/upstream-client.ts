@@ -136,12 +136,49 @@ function decodedBody(
     if (!body.destroyed) body.destroy();
   });
   body.on('error', (err) => decoded.destroy(err));
+  // Every reader iterates the decoded stream: what the decoder fails on is said in the provider's
+  // terms (its compressed answer cut short, or not in the coding it named), not as a zlib code.
+  const chunks = decoded[Symbol.asyncIterator].bind(decoded);
+  async function* read(): AsyncGenerator<Buffer> {
+    try {
+      for await (const c of { [Symbol.asyncIterator]: chunks }) yield c as Buffer;
+    } catch (e) {
+      throw decodeFailure(e, coding);
+    }
+  }
   const text = async (): Promise<string> => {
-    const chunks: Buffer[] = [];
-    for await (const c of decoded) chunks.push(c as Buffer);
-    return Buffer.concat(chunks).toString('utf8');
+    const out: Buffer[] = [];
+    for await (const c of read()) out.push(c);
+    return Buffer.concat(out).toString('utf8');
   };
-  return { body: Object.assign(decoded, { text }) as UpstreamResponse['body'], headers: rest };
+  return {
+    body: Object.assign(decoded, { text, [Symbol.asyncIterator]: read }) as UpstreamResponse['body'],
+    headers: rest,
+  };
+}
+
+/**
+ * What a decoder's failure means for the answer: the compressed data ended before its end (zlib's
+ * `Z_BUF_ERROR`, "unexpected end of file": the provider cut its answer short, like a connection
+ * that broke) or it is not data of that coding (corrupt). Any other error (the provider's
+ * connection itself) is given back as it came.
+ */
+function decodeFailure(e: unknown, coding: string): unknown {
+  const err = e as { code?: unknown; errno?: unknown; message?: unknown };
+  if (e instanceof UpstreamError || typeof err?.errno !== 'number' || typeof err.code !== 'string') return e;
+  if (err.code === 'Z_BUF_ERROR')
+    return new UpstreamError(
+      'reset',
+      `the provider's compressed answer (${coding}) ended before its end: it was cut short`,
+      { cause: e },
+    );
+  if (err.code.startsWith('Z_') || err.code.startsWith('ERR__ERROR_'))
+    return new UpstreamError(
+      'encoding',
+      `the provider's answer is not valid ${coding} data (${String(err.message)})`,
+      { cause: e },
+    );
+  return e;
 }
 
 /** A body already read whole, as a stream that also answers `text()`. */

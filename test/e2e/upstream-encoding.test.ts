@@ -11,6 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
 import { getEvents, ofType } from '../helpers/sdk-chat-drivers.ts';
+import { Captured } from '../helpers/captured-log.ts';
+import { createLogger } from '../../server/logger.ts';
 
 const completion = JSON.stringify({
   id: 'chatcmpl-1',
@@ -38,6 +40,7 @@ describe('an upstream answer compressed although identity was asked for', () => 
   let upstream: Server;
   let reply: (req: IncomingMessage, res: ServerResponse) => void = () => {};
   const acceptEncodings: Array<string | undefined> = [];
+  const logs = new Captured();
   before(async () => {
     upstream = createServer((req, res) => {
       acceptEncodings.push(req.headers['accept-encoding']);
@@ -47,7 +50,11 @@ describe('an upstream answer compressed although identity was asked for', () => 
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
     const { port } = upstream.address() as AddressInfo;
     gw = await startGateway({
-      config: { providers: [{ name: 'squeezed', format: 'openai', baseUrl: `http://127.0.0.1:${port}/v1` }] },
+      config: {
+        logLevel: 'info',
+        providers: [{ name: 'squeezed', format: 'openai', baseUrl: `http://127.0.0.1:${port}/v1` }],
+      },
+      deps: { logger: createLogger('info', logs) },
     });
   });
   after(async () => {
@@ -113,6 +120,67 @@ describe('an upstream answer compressed although identity was asked for', () => 
       assert.ok(acceptEncodings.every((a) => a === 'identity'));
     });
   }
+
+  for (const coding of ['gzip', 'br']) {
+    test(`${coding}: an answer whose compressed data ends before its end is reported as cut short`, async () => {
+      // The provider closes its answer cleanly, but half of the compressed data never came.
+      const half = (type: string, text: string) => (_: IncomingMessage, res: ServerResponse) => {
+        const body = ENCODE[coding]!(Buffer.from(text));
+        res.writeHead(200, { 'content-type': type, 'content-encoding': coding });
+        res.end(body.subarray(0, body.length >> 1));
+      };
+      const long = (n: number) => 'a long answer, compressed, '.repeat(n);
+      const said = `provider "squeezed" broke off its answer (HTTP 200) before it was whole: the provider's compressed answer (${coding}) ended before its end: it was cut short`;
+      const cut = async () => {
+        const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+        const line = metrics
+          .split('\n')
+          .find((l) =>
+            l.startsWith('oda_requests_cut_total{route="/v1/chat/completions",reason="upstream"} '),
+          );
+        return line ? Number(line.split(' ')[1]) : 0;
+      };
+
+      reply = half('application/json', completion.replace('hello compressed', long(400)));
+      const whole = await send(`${coding}-json-cut`, false);
+      assert.equal(whole.status, 502);
+      const sent = ((await whole.json()) as { error: { message: string; code: string } }).error;
+      assert.equal(sent.code, 'ODA_ERR_UPSTREAM_UNREACHABLE');
+      assert.equal(sent.message, said, 'the client is told the compressed answer was cut short');
+      const loggedJson = ofType(await getEvents(gw.url, `${coding}-json-cut`), 'response');
+      assert.equal(loggedJson[0]?.error, `answer ended before completion: ${said}`);
+
+      const before = await cut();
+      const from = logs.text.length;
+      reply = half('text/event-stream', chunk({ role: 'assistant', content: long(400) }) + stream);
+      const streamed = await send(`${coding}-sse-cut`, true);
+      assert.equal(streamed.status, 200);
+      await assert.rejects(streamed.text(), 'the client sees the stream break off');
+      const loggedSse = ofType(await getEvents(gw.url, `${coding}-sse-cut`), 'response');
+      assert.equal(loggedSse[0]?.ok, false);
+      assert.equal(loggedSse[0]?.error, `stream ended before completion: ${said}`);
+      const line = logs.text
+        .slice(from)
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((l) => l.msg === 'model call cut short');
+      assert.equal(line?.cutBy, 'upstream', JSON.stringify(line));
+      assert.equal(line?.error, said);
+      assert.equal(await cut(), before + 1, 'counted as cut by the provider');
+    });
+  }
+
+  test('an answer that is not data of the coding it names is a 502 that says so', async () => {
+    reply = (_, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(Buffer.from(completion));
+    };
+    const res = await send('not-gzip-json', false);
+    assert.equal(res.status, 502);
+    const body = (await res.json()) as { error: { message: string } };
+    assert.match(body.error.message, /the provider's answer is not valid gzip data \(/);
+  });
 
   test('a coding the gateway cannot decode is a 502 that names it', async () => {
     reply = (_, res) => {
