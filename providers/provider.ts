@@ -89,6 +89,11 @@ export interface StreamAccumulator {
    * A stream that closes normally after such an event delivered a failed answer, not a whole one.
    */
   failure?(): string | undefined;
+  /**
+   * The type (or code) the provider gave that failure (Anthropic `overloaded_error`, a Chat
+   * Completions error's `type` or `code`, a Responses error's `code`), when it gave one.
+   */
+  failureType?(): string | undefined;
 }
 
 /** Error details the gateway renders in a format's error shape. */

@@ -23,7 +23,7 @@ import { responseOwnersFor } from '../chat-log/response-owners.ts';
 import type { AppContext } from './app-context.ts';
 import { authenticate } from './auth.ts';
 import { bodyDeadline } from './body-deadline.ts';
-import { whyCut } from './cut-short.ts';
+import { cutReason } from './cut-short.ts';
 import { Drain, refuseWhileDraining } from './drain.ts';
 import { UnrecordedAnswers, type UnrecordedAnswersOptions } from './unrecorded-answers.ts';
 import { jsonContentTypeOnly } from './content-type-guard.ts';
@@ -211,7 +211,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
           'unmatched';
         const status = res.headersSent ? String(res.statusCode) : 'none';
         context.metrics.requests.inc({ route, status });
-        const cut = res.writableFinished ? undefined : whyCut(res, context.drain.cutting);
+        const cut = cutReason(res, context.drain.cutting);
         if (cut) context.metrics.requestsCut.inc({ route, reason: cut });
         logger.debug(
           {

@@ -11,7 +11,7 @@ import {
 import type { RepairLoopResult } from '../middleware/repair-loop.ts';
 import { SseReader } from '../lib/sse-reader.ts';
 import { isClientGone } from './client-gone.ts';
-import { cutShort } from './cut-short.ts';
+import { cutShort, markCut, providerErrorReason, type CutReason } from './cut-short.ts';
 
 const SKIP = new Set([
   'connection',
@@ -85,6 +85,12 @@ export interface DeliveryOutcome {
    * in its JSON body (its message), or the body of an answer read whole is not JSON.
    */
   failure?: string;
+  /**
+   * Why a stream is not the whole answer though the client stayed: `upstream` (its connection
+   * broke, it went silent, or it closed before saying it was over), or `provider-error:<type>`
+   * (the provider said inside it that the answer failed). Counted in `oda_requests_cut_total`.
+   */
+  cutBy?: CutReason;
 }
 
 /**
@@ -155,20 +161,33 @@ export async function deliverSuccess(
       if (!signal.aborted) brokenBy = toUpstreamError(err);
     }
     const failure = acc.failure?.();
+    // The provider's word that the answer failed names the cut; else a stream that broke or closed
+    // early was cut by the provider (a client that left cut its own).
+    const cutBy: CutReason | undefined = signal.aborted
+      ? undefined
+      : failure !== undefined
+        ? providerErrorReason(acc.failureType?.())
+        : complete
+          ? undefined
+          : 'upstream';
     const outcome: DeliveryOutcome = {
       streamed: true,
       complete,
       response: safeResult(() => acc.result()),
       ...(failure !== undefined ? { failure } : {}),
       ...(brokenBy ? { brokenBy } : {}),
+      ...(cutBy ? { cutBy } : {}),
     };
     await beforeEnd(outcome);
-    if (closedNormally) res.end();
-    else {
+    if (closedNormally) {
+      // The client gets the provider's close; the answer it carries is counted as cut all the same.
+      if (cutBy) markCut(res, cutBy);
+      res.end();
+    } else {
       upstream.body.destroy();
       // The client is still there (not aborted): the provider's stream broke off (reset, idle timeout).
       if (signal.aborted) res.destroy();
-      else cutShort(res, 'upstream');
+      else cutShort(res, cutBy ?? 'upstream');
     }
     return outcome;
   }

@@ -24,7 +24,7 @@ export class Metrics {
   });
   readonly requestsCut = new Counter({
     name: 'oda_requests_cut_total',
-    help: "Requests whose response ended before it was whole (counted in oda_requests_total too), by route and reason: client (went away), upstream (the provider's answer broke off), shutdown (the grace period ended), error (the gateway failed after the response started)",
+    help: "Requests whose response ended before it was whole, or whose stream carried an answer that did not come whole (counted in oda_requests_total too), by route and reason: client (went away), upstream (the provider's answer broke off, or its stream closed before saying it was over), provider-error:<type> (the provider said inside its stream that the answer failed, with that error type; other for a type not in the gateway's list), shutdown (the grace period ended), error (the gateway failed after the response started)",
     labelNames: ['route', 'reason'] as const,
     registers: [this.registry],
   });

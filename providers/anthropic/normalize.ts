@@ -258,6 +258,7 @@ export function createAnthropicStreamAccumulator(): StreamAccumulator {
   let responseId: string | undefined;
   let stopped = false;
   let failure: string | undefined;
+  let failureType: string | undefined;
 
   function finish(entry: { block: Obj; json: string; raw?: string }): void {
     if (entry.json === '') return;
@@ -318,7 +319,11 @@ export function createAnthropicStreamAccumulator(): StreamAccumulator {
         case 'error':
           // An error after the 200 (overloaded mid-stream): the answer ends here.
           stopReason ??= 'error';
-          failure ??= (isObj(payload.error) ? str(payload.error.message) : undefined) ?? 'error';
+          if (failure === undefined) {
+            const error = isObj(payload.error) ? payload.error : undefined;
+            failure = str(error?.message) ?? 'error';
+            failureType = str(error?.type);
+          }
           break;
         case 'message_stop':
           stopped = true;
@@ -335,6 +340,10 @@ export function createAnthropicStreamAccumulator(): StreamAccumulator {
 
     failure() {
       return failure;
+    },
+
+    failureType() {
+      return failureType;
     },
 
     result() {

@@ -51,3 +51,11 @@ export function openaiInBandError(value: unknown): string | undefined {
   if (first.object === 'error') return str(first.message) || 'error';
   return undefined;
 }
+
+/** The `type` (else the `code`) of an error `openaiInBandError` reads, when it names one. */
+export function openaiInBandErrorType(value: unknown): string | undefined {
+  const first: unknown = Array.isArray(value) ? value[0] : value;
+  if (!isObj(first)) return undefined;
+  const error = isObj(first.error) ? first.error : first;
+  return str(error.type) ?? (typeof error.code === 'number' ? String(error.code) : str(error.code));
+}

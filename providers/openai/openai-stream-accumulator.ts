@@ -6,7 +6,7 @@
  */
 import type { StreamAccumulator } from '../provider.ts';
 import { isObj, str, type Obj } from '../wire-json.ts';
-import { openaiInBandError } from './openai-error.ts';
+import { openaiInBandError, openaiInBandErrorType } from './openai-error.ts';
 import { normalizeOpenaiResponse } from './normalize.ts';
 
 interface ToolCallDraft {
@@ -30,6 +30,7 @@ export function createOpenaiStreamAccumulator(): StreamAccumulator {
   let responseId: string | undefined;
   let sawDone = false;
   let failure: string | undefined;
+  let failureType: string | undefined;
 
   /**
    * The call a tool-call delta belongs to. Without `index` (some compatible servers omit it), a
@@ -61,7 +62,10 @@ export function createOpenaiStreamAccumulator(): StreamAccumulator {
         // An error after the 200 (OpenRouter, vLLM): the answer ends here and failed, whatever
         // follows (vLLM and OpenRouter still close with `[DONE]`).
         stopReason ??= 'error';
-        failure ??= error;
+        if (failure === undefined) {
+          failure = error;
+          failureType = openaiInBandErrorType(chunk);
+        }
         return;
       }
       model = str(chunk.model) ?? model;
@@ -100,6 +104,10 @@ export function createOpenaiStreamAccumulator(): StreamAccumulator {
 
     failure() {
       return failure;
+    },
+
+    failureType() {
+      return failureType;
     },
 
     result() {

@@ -46,6 +46,7 @@ export function createResponsesStreamAccumulator(): StreamAccumulator {
   let closed = false;
   let errored = false;
   let failure: string | undefined;
+  let failureType: string | undefined;
 
   const item = (event: Obj): Obj | undefined => objAt(items, event.output_index);
   const part = (event: Obj): Obj | undefined => objAt(item(event)?.content, event.content_index);
@@ -116,8 +117,11 @@ export function createResponsesStreamAccumulator(): StreamAccumulator {
         return settle(summary(event), 'text', event.text);
       case 'error':
         errored = true;
-        failure ??=
-          str(event.message) ?? (isObj(event.error) ? str(event.error.message) : undefined) ?? 'error';
+        if (failure === undefined) {
+          const error = isObj(event.error) ? event.error : event;
+          failure = str(event.message) ?? str(error.message) ?? 'error';
+          failureType = str(error.code) ?? (error === event ? undefined : str(error.type));
+        }
         return;
       default:
         if (CLOSING.has(type)) {
@@ -125,7 +129,10 @@ export function createResponsesStreamAccumulator(): StreamAccumulator {
           if (isObj(event.response)) response = event.response;
           if (type === 'response.failed') {
             const error = isObj(response.error) ? response.error : undefined;
-            failure ??= str(error?.message) ?? 'response.failed';
+            if (failure === undefined) {
+              failure = str(error?.message) ?? 'response.failed';
+              failureType = str(error?.code);
+            }
           }
         }
     }
@@ -150,6 +157,9 @@ export function createResponsesStreamAccumulator(): StreamAccumulator {
     },
     failure() {
       return failure;
+    },
+    failureType() {
+      return failureType;
     },
     responseId() {
       return str(response.id);

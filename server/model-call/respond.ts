@@ -99,9 +99,16 @@ export async function respond(
     // response, an error body): the line says so, not only the chat log.
     ...(outcome.failure !== undefined ? { failure: outcome.failure.slice(0, 2000) } : {}),
   };
-  if (!outcome.complete) {
+  // A stream the provider failed inside (its error event or chunk, `response.failed`) is an answer
+  // cut short by the provider, also when the stream then closed as it should.
+  if (!outcome.complete || outcome.cutBy !== undefined) {
     const broken = outcome.brokenBy && brokenOff(call, outcome.brokenBy, result.res.status);
-    logCutShort(app, call, { ...fields, ...(broken ? { code: broken.code, error: broken.message } : {}) });
+    logCutShort(
+      app,
+      call,
+      { ...fields, ...(broken ? { code: broken.code, error: broken.message } : {}) },
+      outcome.cutBy,
+    );
     return;
   }
   call.log[outcome.failure === undefined ? 'info' : 'warn'](
@@ -138,11 +145,16 @@ function streamCutError(app: AppContext, call: ModelCall, o: DeliveryOutcome, st
 
 /**
  * Logs a call whose answer never reached its client whole: why (`cutBy`: the client went away, the
- * provider's answer broke off, or the shutdown grace period ended), at warn unless the client chose
- * to leave, which clients do every time a user stops an answer.
+ * provider's answer broke off or the provider said in it that it failed, or the shutdown grace
+ * period ended), at warn unless the client chose to leave, which clients do every time a user
+ * stops an answer. `by`: the provider's reason, when delivery knows it.
  */
-function logCutShort(app: AppContext, call: ModelCall, fields: Record<string, unknown>): void {
-  const by = cutBy(app, call);
+function logCutShort(
+  app: AppContext,
+  call: ModelCall,
+  fields: Record<string, unknown>,
+  by: CutReason = cutBy(app, call),
+): void {
   call.log[by === 'client' ? 'info' : 'warn'](
     { ...fields, latencyMs: Math.round(app.clock.now() - call.startedAt), complete: false, cutBy: by },
     'model call cut short',

@@ -9,7 +9,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
-import { bodies, openaiCompletion, openaiStream } from '../fake-provider/fake-bodies.ts';
+import { anthropicStream, bodies, openaiCompletion, openaiStream } from '../fake-provider/fake-bodies.ts';
 import { Captured } from '../helpers/captured-log.ts';
 import type { FakeReply } from '../fake-provider/fake-provider.ts';
 import { createLogger } from '../../server/logger.ts';
@@ -259,9 +259,16 @@ describe('a call cut short is counted, and logged as cut short with why', () => 
   });
 
   test('an answer the provider says failed inside its 200: the line says so, at warn', async () => {
-    const failing: Array<{ reply: FakeReply; stream: boolean; msg: string; failure: string }> = [
+    const failing: Array<{
+      reply: FakeReply;
+      stream: boolean;
+      msg: string;
+      failure: string;
+      cut?: string;
+    }> = [
       {
-        // An error chunk, then [DONE] (vLLM, OpenRouter): the stream closed whole.
+        // An error chunk, then [DONE] (vLLM, OpenRouter): the stream closed, the answer did not
+        // come whole. An error without a type is counted as `other`.
         reply: {
           sse: [
             ...openaiStream('gpt-test', ['half']).slice(0, 2),
@@ -270,10 +277,12 @@ describe('a call cut short is counted, and logged as cut short with why', () => 
           ],
         },
         stream: true,
-        msg: 'model call done',
+        msg: 'model call cut short',
         failure: 'Engine died mid-answer.',
+        cut: 'provider-error:other',
       },
       {
+        // The client's answer, an error body, was whole: not cut.
         reply: { json: { error: { message: 'The model crashed.', type: 'server_error', code: 500 } } },
         stream: false,
         msg: 'model call done',
@@ -282,6 +291,7 @@ describe('a call cut short is counted, and logged as cut short with why', () => 
     ];
     for (const c of failing) {
       gw.fake.script(c.reply);
+      const [, cut] = await counts('200', c.cut ?? 'upstream');
       const from = lines().length;
       const res = await post({ stream: c.stream });
       assert.equal(res.status, 200);
@@ -290,7 +300,62 @@ describe('a call cut short is counted, and logged as cut short with why', () => 
       assert.equal(line.msg, c.msg, JSON.stringify(line));
       assert.equal(line.failure, c.failure);
       assert.equal(line.level, 40, 'warn: the client got a failed answer');
+      if (c.cut) assert.equal(line.cutBy, c.cut);
+      assert.equal((await counts('200', c.cut ?? 'upstream'))[1], c.cut ? cut + 1 : cut);
     }
+  });
+
+  test("an Anthropic stream with an error event, closed normally: counted as cut by the provider's error type", async () => {
+    const route = '/v1/messages';
+    const cutCount = () =>
+      counter('oda_requests_cut_total', `route="${route}",reason="provider-error:overloaded_error"`);
+    const before = await cutCount();
+    const events = anthropicStream('claude-test', ['Hel']).slice(0, 4);
+    events.push({
+      event: 'error',
+      data: JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
+    });
+    gw.fake.script({ sse: events });
+    const from = lines().length;
+    const res = await fetch(`${gw.url}${route}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({
+        model: 'claude-test',
+        max_tokens: 10,
+        stream: true,
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    });
+    assert.equal(res.status, 200);
+    // The client gets the stream as the provider closed it, its error event included.
+    assert.match(await res.text(), /event: error\ndata: .*overloaded_error/);
+
+    const line = await callLine(from);
+    assert.equal(line.msg, 'model call cut short', JSON.stringify(line));
+    assert.equal(line.cutBy, 'provider-error:overloaded_error');
+    assert.equal(line.failure, 'Overloaded');
+    assert.equal(line.level, 40, 'warn');
+    assert.equal(await cutCount(), before + 1, 'counted as cut, with the error type');
+    // The chat log: a failed response with the provider's message.
+    const logged = (await loggedResponse(res)) as { status: number; ok?: boolean; error?: string };
+    assert.equal(logged.status, 200);
+    assert.equal(logged.ok, false);
+    assert.equal(logged.error, 'Overloaded');
+  });
+
+  test('a stream the provider closes before saying it is over is counted as cut by the provider', async () => {
+    gw.fake.script({ sse: openaiStream('gpt-test', ['first ', 'second ']).slice(0, 2) });
+    const [total, cut] = await counts('200', 'upstream');
+    const from = lines().length;
+    const res = await post({ stream: true });
+    assert.equal(res.status, 200);
+    await res.text();
+    const line = await callLine(from);
+    assert.equal(line.msg, 'model call cut short', JSON.stringify(line));
+    assert.equal(line.cutBy, 'upstream');
+    assert.deepEqual(await counts('200', 'upstream'), [total + 1, cut + 1]);
+    assert.equal((await loggedResponse(res)).error, 'stream ended before completion');
   });
 
   test('a whole answer is counted once and not as cut', async () => {

@@ -61,6 +61,12 @@ describe('an answer the provider fails after its output started is logged as fai
       responses.map((r) => [r.ok, r.error]),
       [[false, 'The model failed mid-answer.']],
     );
+    // Counted as an answer cut short by the provider, under its error code.
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    assert.match(
+      metrics,
+      /^oda_requests_cut_total\{route="\/v1\/responses",reason="provider-error:server_error"\} 1$/m,
+    );
     const view = await getSession(gw.url, chat);
     const totals = (view.snapshot as unknown as { values: { totals: { failedResponseCount: number } } })
       .values.totals;
