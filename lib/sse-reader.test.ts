@@ -134,3 +134,25 @@ describe('SseReader', () => {
     );
   });
 });
+
+describe('SseReader with maxEventChars', () => {
+  test('an event past the bound is dropped as it arrives and reported; the events around it are read', () => {
+    const events: SseEvent[] = [];
+    let oversize = 0;
+    const reader = new SseReader((event, data) => events.push({ event, data }), {
+      maxEventChars: 100,
+      onOversize: () => oversize++,
+    });
+    const big = 'x'.repeat(500);
+    // The long line comes in many small chunks, and as several data lines of one event.
+    const text = `data: before\n\ndata: ${big}\n\ndata: ${'y'.repeat(60)}\ndata: ${'y'.repeat(60)}\n\nevent: done\ndata: after\n\n`;
+    const bytes = Buffer.from(text);
+    for (let i = 0; i < bytes.length; i += 7) reader.push(bytes.subarray(i, i + 7));
+    reader.end();
+    assert.deepEqual(events, [
+      { event: undefined, data: 'before' },
+      { event: 'done', data: 'after' },
+    ]);
+    assert.equal(oversize, 2);
+  });
+});

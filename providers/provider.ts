@@ -94,6 +94,17 @@ export interface StreamAccumulator {
    * Completions error's `type` or `code`, a Responses error's `code`), when it gave one.
    */
   failureType?(): string | undefined;
+  /**
+   * About how many characters of the answer it holds (text, reasoning, tool-call arguments, the
+   * items and events it keeps whole): what the log's copy of a stream costs, whatever the size of
+   * the stream's wire.
+   */
+  held(): number;
+  /**
+   * Lets go of the answer's content and keeps none that comes later (an answer too large to log);
+   * what says how the stream ended (its end marker, usage, stop reason, failure, ids) is still kept.
+   */
+  dropContent(): void;
 }
 
 /** Error details the gateway renders in a format's error shape. */

@@ -46,4 +46,6 @@ export interface AppContext {
   readonly drain: Drain;
   /** Answers the client got whose record failed, tried again until the store answers. */
   readonly unrecorded: UnrecordedAnswers;
+  /** Most characters of a streamed answer the chat log keeps (default `MAX_RECORDED_STREAM_CHARS`). */
+  readonly maxRecordedStreamChars?: number;
 }

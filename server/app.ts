@@ -90,6 +90,8 @@ export interface AppDeps {
    * the index alone.
    */
   openStoreAtStart?: boolean;
+  /** Most characters of a streamed answer the chat log keeps (tests lower it); default 64 Mi. */
+  maxRecordedStreamChars?: number;
 }
 
 export interface Gateway {
@@ -187,6 +189,9 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     passThroughCredentials,
     drain: new Drain(),
     unrecorded: new UnrecordedAnswers({ logger, metrics, random, ...deps.unrecorded }),
+    ...(deps.maxRecordedStreamChars !== undefined
+      ? { maxRecordedStreamChars: deps.maxRecordedStreamChars }
+      : {}),
   };
   context.metrics.observeChats(() => chatLog.stats());
   // The chat index's check (and rebuild, when needed) starts now, in the background.

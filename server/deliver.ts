@@ -9,8 +9,8 @@ import {
   type UpstreamResponse,
 } from '../providers/upstream-client.ts';
 import type { RepairLoopResult } from '../middleware/repair-loop.ts';
-import { SseReader } from '../lib/sse-reader.ts';
 import { isClientGone } from './client-gone.ts';
+import { StreamRecord } from './stream-record.ts';
 import { cutShort, markCut, providerErrorReason, type CutReason } from './cut-short.ts';
 
 const SKIP = new Set([
@@ -91,6 +91,8 @@ export interface DeliveryOutcome {
    * (the provider said inside it that the answer failed). Counted in `oda_requests_cut_total`.
    */
   cutBy?: CutReason;
+  /** Why a streamed answer is not in the log (larger than the gateway logs); its stream went out all the same. */
+  notRecorded?: string;
 }
 
 /**
@@ -111,19 +113,15 @@ export async function deliverSuccess(
    * lets it do so must be in place first. Never throws.
    */
   onResponseId?: (responseId: string) => Promise<void>,
+  /** Most characters of a streamed answer the log keeps (`MAX_RECORDED_STREAM_CHARS` by default). */
+  maxRecordedChars?: number,
 ): Promise<DeliveryOutcome> {
   copyHeaders(res, upstream.headers);
   res.status(upstream.status);
   if (isEventStream(upstream.headers)) {
     res.flushHeaders();
-    const acc = adapter.createStreamAccumulator();
-    const reader = new SseReader((event, data) => {
-      try {
-        acc.push(event, data);
-      } catch {
-        // The log observes; a chunk it cannot read never breaks the client's stream.
-      }
-    });
+    const record = new StreamRecord(adapter, maxRecordedChars);
+    const acc = record.accumulator;
     let complete = false;
     // True when the provider closed its stream normally: the client gets the same close.
     let closedNormally = false;
@@ -132,7 +130,7 @@ export async function deliverSuccess(
     try {
       for await (const chunk of upstream.body) {
         if (signal.aborted) break;
-        reader.push(chunk as Buffer);
+        record.push(chunk as Buffer);
         if (!idSeen) {
           const id = acc.responseId?.();
           if (id !== undefined) {
@@ -152,7 +150,7 @@ export async function deliverSuccess(
             res.on('close', done);
           });
       }
-      reader.end();
+      record.end();
       closedNormally = !signal.aborted;
       // A stream that closed before saying it was over delivered only part of the answer.
       complete = closedNormally && acc.ended();
@@ -161,6 +159,7 @@ export async function deliverSuccess(
       if (!signal.aborted) brokenBy = toUpstreamError(err);
     }
     const failure = acc.failure?.();
+    const notRecorded = record.notRecorded();
     // The provider's word that the answer failed names the cut; else a stream that broke or closed
     // early was cut by the provider (a client that left cut its own).
     const cutBy: CutReason | undefined = signal.aborted
@@ -173,9 +172,10 @@ export async function deliverSuccess(
     const outcome: DeliveryOutcome = {
       streamed: true,
       complete,
-      response: safeResult(() => acc.result()),
+      response: safeResult(() => record.result()),
       ...(failure !== undefined ? { failure } : {}),
       ...(brokenBy ? { brokenBy } : {}),
+      ...(notRecorded !== undefined ? { notRecorded } : {}),
       ...(cutBy ? { cutBy } : {}),
     };
     await beforeEnd(outcome);

@@ -104,7 +104,7 @@ export class Metrics {
   });
   readonly answersUnrecorded = new Counter({
     name: 'oda_answers_unrecorded_total',
-    help: 'Answers the client got that are missing from the chat log (their response event, model message or usage), by why they were given up: expired (the store did not answer again within the wait), full (too many answers were already waiting), refused (the store refused the record), shutdown (still waiting when the gateway stopped)',
+    help: 'Answers the client got that are missing from the chat log (their response event, model message or usage), by why they were given up: expired (the store did not answer again within the wait), full (too many answers were already waiting), refused (the store refused the record), shutdown (still waiting when the gateway stopped), too-large (a streamed answer larger than the gateway logs: the client got it, the log has its response event and usage but not its content)',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });

@@ -16,6 +16,7 @@ import type {
   StreamAccumulator,
 } from '../provider.ts';
 import type { NormalizedMessage, PendingContentPart } from '../../chat-log/pending-message.ts';
+import { TextBuilder } from '../../lib/text-builder.ts';
 import { isObj, str, type Obj } from '../wire-json.ts';
 import { canonicalJson } from '../../chat-log/canonical-json.ts';
 import { mediaPart } from './normalize-media.ts';
@@ -248,10 +249,23 @@ export function normalizeAnthropicResponse(json: unknown): NormalizedResponse {
   };
 }
 
+/** A content block as its stream events build it. */
+interface Block {
+  block: Obj;
+  texts: Map<string, TextBuilder>;
+  json: TextBuilder;
+  raw?: string;
+}
+
 /** Folds Messages stream events into the response the non-streamed call would give. */
 export function createAnthropicStreamAccumulator(): StreamAccumulator {
-  /** Blocks by index; `json` collects input_json_delta text, `raw` keeps it when it never parsed. */
-  const blocks = new Map<number, { block: Obj; json: string; raw?: string }>();
+  /**
+   * Blocks by index; `texts` collects a block's text, thinking and signature deltas, `json` its
+   * input_json_delta text, `raw` keeps that when it never parsed.
+   */
+  const blocks = new Map<number, Block>();
+  let dropped = false;
+  let held = 0;
   let usage: Usage | undefined;
   let stopReason: string | undefined;
   let model: string | undefined;
@@ -260,15 +274,27 @@ export function createAnthropicStreamAccumulator(): StreamAccumulator {
   let failure: string | undefined;
   let failureType: string | undefined;
 
-  function finish(entry: { block: Obj; json: string; raw?: string }): void {
-    if (entry.json === '') return;
+  function finish(entry: Block): void {
+    for (const [key, text] of entry.texts) entry.block[key] = (str(entry.block[key]) ?? '') + text.toString();
+    entry.texts.clear();
+    if (entry.json.length === 0) return;
+    const json = entry.json.toString();
+    entry.json = new TextBuilder();
     try {
-      entry.block.input = JSON.parse(entry.json);
+      entry.block.input = JSON.parse(json);
     } catch {
       // Incomplete JSON (a cut stream): keep the text as sent rather than lose it.
-      entry.raw = entry.json;
+      entry.raw = json;
     }
-    entry.json = '';
+  }
+
+  /** Appends a delta to the block's `key` (text, thinking, signature). */
+  function appendTo(entry: Block, key: string, piece: unknown): void {
+    const text = str(piece) ?? '';
+    let builder = entry.texts.get(key);
+    if (!builder) entry.texts.set(key, (builder = new TextBuilder()));
+    builder.append(text);
+    held += text.length;
   }
 
   return {
@@ -291,20 +317,27 @@ export function createAnthropicStreamAccumulator(): StreamAccumulator {
           }
           break;
         case 'content_block_start':
-          if (isObj(payload.content_block))
-            blocks.set(index, { block: { ...payload.content_block }, json: '' });
+          if (isObj(payload.content_block) && !dropped) {
+            blocks.set(index, {
+              block: { ...payload.content_block },
+              texts: new Map(),
+              json: new TextBuilder(),
+            });
+            held += data.length;
+          }
           break;
         case 'content_block_delta': {
           const entry = blocks.get(index);
           const delta = payload.delta;
           if (!entry || !isObj(delta)) break;
-          const block = entry.block;
-          if (delta.type === 'text_delta') block.text = (str(block.text) ?? '') + (str(delta.text) ?? '');
-          else if (delta.type === 'thinking_delta') {
-            block.thinking = (str(block.thinking) ?? '') + (str(delta.thinking) ?? '');
-          } else if (delta.type === 'signature_delta') {
-            block.signature = (str(block.signature) ?? '') + (str(delta.signature) ?? '');
-          } else if (delta.type === 'input_json_delta') entry.json += str(delta.partial_json) ?? '';
+          if (delta.type === 'text_delta') appendTo(entry, 'text', delta.text);
+          else if (delta.type === 'thinking_delta') appendTo(entry, 'thinking', delta.thinking);
+          else if (delta.type === 'signature_delta') appendTo(entry, 'signature', delta.signature);
+          else if (delta.type === 'input_json_delta') {
+            const json = str(delta.partial_json) ?? '';
+            entry.json.append(json);
+            held += json.length;
+          }
           break;
         }
         case 'content_block_stop': {
@@ -344,6 +377,16 @@ export function createAnthropicStreamAccumulator(): StreamAccumulator {
 
     failureType() {
       return failureType;
+    },
+
+    held() {
+      return held;
+    },
+
+    dropContent() {
+      dropped = true;
+      blocks.clear();
+      held = 0;
     },
 
     result() {

@@ -5,6 +5,7 @@
  * @see https://platform.openai.com/docs/api-reference/chat-streaming/streaming
  */
 import type { StreamAccumulator } from '../provider.ts';
+import { TextBuilder } from '../../lib/text-builder.ts';
 import { isObj, str, type Obj } from '../wire-json.ts';
 import { openaiInBandError, openaiInBandErrorType } from './openai-error.ts';
 import { normalizeOpenaiResponse } from './normalize.ts';
@@ -12,14 +13,16 @@ import { normalizeOpenaiResponse } from './normalize.ts';
 interface ToolCallDraft {
   id: string;
   name: string;
-  args: string;
+  args: TextBuilder;
 }
 
 /** Folds `chat.completion.chunk` events into the response the non-streamed call would give. */
 export function createOpenaiStreamAccumulator(): StreamAccumulator {
-  let content = '';
-  let reasoning = '';
-  let refusal = '';
+  let content = new TextBuilder();
+  let reasoning = new TextBuilder();
+  let refusal = new TextBuilder();
+  let dropped = false;
+  let held = 0;
   const calls = new Map<number, ToolCallDraft>();
   // The call the last tool-call delta went to, and the index a call without one would take next.
   let lastIndex: number | undefined;
@@ -75,22 +78,27 @@ export function createOpenaiStreamAccumulator(): StreamAccumulator {
       for (const choice of chunk.choices) {
         if (!isObj(choice) || (choice.index !== undefined && choice.index !== 0)) continue;
         stopReason = str(choice.finish_reason) ?? stopReason;
+        if (dropped) continue;
         const delta = isObj(choice.delta) ? choice.delta : {};
-        content += str(delta.content) ?? '';
-        reasoning += str(delta.reasoning_content) ?? str(delta.reasoning) ?? '';
-        refusal += str(delta.refusal) ?? '';
+        const before = content.length + reasoning.length + refusal.length;
+        content.append(str(delta.content) ?? '');
+        reasoning.append(str(delta.reasoning_content) ?? str(delta.reasoning) ?? '');
+        refusal.append(str(delta.refusal) ?? '');
+        held += content.length + reasoning.length + refusal.length - before;
         if (!Array.isArray(delta.tool_calls)) continue;
         for (const call of delta.tool_calls) {
           if (!isObj(call)) continue;
           const index = toolCallIndex(call);
           lastIndex = index;
           nextIndex = Math.max(nextIndex, index + 1);
-          const draft = calls.get(index) ?? { id: '', name: '', args: '' };
+          const draft = calls.get(index) ?? { id: '', name: '', args: new TextBuilder() };
           draft.id = str(call.id) ?? draft.id;
           if (isObj(call.function)) {
             // As the SDK does: a name replaces, arguments accumulate.
             draft.name = str(call.function.name) || draft.name;
-            draft.args += str(call.function.arguments) ?? '';
+            const args = str(call.function.arguments) ?? '';
+            draft.args.append(args);
+            held += args.length;
           }
           calls.set(index, draft);
         }
@@ -106,21 +114,36 @@ export function createOpenaiStreamAccumulator(): StreamAccumulator {
       return failure;
     },
 
+    held() {
+      return held;
+    },
+
+    dropContent() {
+      dropped = true;
+      content = new TextBuilder();
+      reasoning = new TextBuilder();
+      refusal = new TextBuilder();
+      calls.clear();
+      held = 0;
+    },
+
     failureType() {
       return failureType;
     },
 
     result() {
+      const reasoningText = reasoning.toString();
+      const refusalText = refusal.toString();
       const message: Obj = {
-        content,
-        ...(reasoning && { reasoning_content: reasoning }),
-        ...(refusal && { refusal }),
+        content: content.toString(),
+        ...(reasoningText && { reasoning_content: reasoningText }),
+        ...(refusalText && { refusal: refusalText }),
         tool_calls: [...calls.entries()]
           .sort(([a], [b]) => a - b)
           .map(([, call]) => ({
             id: call.id,
             type: 'function',
-            function: { name: call.name, arguments: call.args },
+            function: { name: call.name, arguments: call.args.toString() },
           })),
       };
       // The completion the non-streamed call would have answered, normalized the same way.

@@ -388,3 +388,60 @@ describe('createResponsesStreamAccumulator', () => {
     assert.equal(accumulator.ended(), false);
   });
 });
+
+describe('createResponsesStreamAccumulator on a long answer', () => {
+  const ev = (type: string, fields: object) => ({ event: type, data: JSON.stringify({ type, ...fields }) });
+  const start = [
+    ev('response.created', { response: { id: 'resp_long', status: 'in_progress', output: [] } }),
+    ev('response.output_item.added', {
+      output_index: 0,
+      item: { id: 'msg_long', type: 'message', role: 'assistant', content: [] },
+    }),
+    ev('response.content_part.added', {
+      output_index: 0,
+      content_index: 0,
+      part: { type: 'output_text', text: '' },
+    }),
+  ];
+  const deltas = (n: number) =>
+    Array.from({ length: n }, (_, i) =>
+      ev('response.output_text.delta', { output_index: 0, content_index: 0, delta: `${i % 10}ab ` }),
+    );
+  const text = (n: number) => Array.from({ length: n }, (_, i) => `${i % 10}ab `).join('');
+
+  test('thousands of deltas, cut before the end, are assembled in order; held counts them', () => {
+    const accumulator = createResponsesStreamAccumulator();
+    for (const { event, data } of [...start, ...deltas(3000)]) accumulator.push(event, data);
+    assert.ok(accumulator.held() >= 3000 * 4);
+    assert.deepEqual(accumulator.result().message.content, [{ kind: 'text', text: text(3000) }]);
+  });
+
+  test('dropContent keeps how the answer ended and its usage, not its content', () => {
+    const accumulator = createResponsesStreamAccumulator();
+    for (const { event, data } of [...start, ...deltas(100)]) accumulator.push(event, data);
+    accumulator.dropContent();
+    assert.equal(accumulator.held(), 0);
+    const done = ev('response.completed', {
+      response: {
+        id: 'resp_long',
+        status: 'completed',
+        output: [
+          {
+            id: 'msg_long',
+            type: 'message',
+            role: 'assistant',
+            content: [{ type: 'output_text', text: text(100) }],
+          },
+        ],
+        usage: { input_tokens: 3, output_tokens: 100, total_tokens: 103 },
+      },
+    });
+    for (const { event, data } of [...deltas(100), done]) accumulator.push(event, data);
+    assert.equal(accumulator.ended(), true);
+    assert.equal(accumulator.held(), 0);
+    const result = accumulator.result();
+    assert.equal(result.responseId, 'resp_long');
+    assert.ok(result.usage);
+    assert.deepEqual(result.message.content, []);
+  });
+});

@@ -63,8 +63,11 @@ export async function peekStreamStart(
     }
     if (start.kind === 'output' || ended || bytes >= MAX_PEEK_BYTES) break;
   }
+  // The events read ahead are done with, and the bytes once replayed: neither is held for the rest
+  // of the stream.
+  events.length = 0;
   async function* replay(): AsyncGenerator<Buffer> {
-    yield* read;
+    yield* read.splice(0);
     if (ended) return;
     for (;;) {
       const next = (await it.next()) as IteratorResult<Uint8Array>;

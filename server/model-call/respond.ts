@@ -75,15 +75,17 @@ export async function respond(
             attempts: result.attempts,
             retries: result.retries,
             response: o.response,
-            error:
-              o.failure?.slice(0, 2000) ??
-              (o.complete ? undefined : streamCutError(app, call, o, result.res.status)),
+            error: answerError(
+              o.failure ?? (o.complete ? undefined : streamCutError(app, call, o, result.res.status)),
+              o.notRecorded,
+            ),
           },
           res,
         ),
       // The team reaches its response as soon as it can name it: a background stream is
       // retrieved or cancelled while it runs, long before its answer is logged.
       call.adapter.storesResponses ? (id) => recordOwnerSafely(app, call, id, binding.chatId) : undefined,
+      app.maxRecordedStreamChars,
     );
   } catch (e) {
     if (!(e instanceof UpstreamError)) throw e;
@@ -98,7 +100,10 @@ export async function respond(
     // The provider said the answer failed, inside its 2xx (an error event or chunk, a failed
     // response, an error body): the line says so, not only the chat log.
     ...(outcome.failure !== undefined ? { failure: outcome.failure.slice(0, 2000) } : {}),
+    // The stream went out, but its answer is too large for the log: the line and a metric say so.
+    ...(outcome.notRecorded !== undefined ? { notRecorded: outcome.notRecorded } : {}),
   };
+  if (outcome.notRecorded !== undefined) app.metrics.answersUnrecorded.inc({ reason: 'too-large' });
   // A stream the provider failed inside (its error event or chunk, `response.failed`) is an answer
   // cut short by the provider, also when the stream then closed as it should.
   if (!outcome.complete || outcome.cutBy !== undefined) {
@@ -111,10 +116,17 @@ export async function respond(
     );
     return;
   }
-  call.log[outcome.failure === undefined ? 'info' : 'warn'](
+  call.log[outcome.failure === undefined && outcome.notRecorded === undefined ? 'info' : 'warn'](
     { ...fields, latencyMs: Math.round(app.clock.now() - call.startedAt) },
     'model call done',
   );
+}
+
+/** The chat log's error of an answer: why it failed, and why it is not recorded, when it is not. */
+function answerError(failed: string | undefined, notRecorded: string | undefined): string | undefined {
+  const error =
+    failed !== undefined && notRecorded !== undefined ? `${failed}; ${notRecorded}` : (failed ?? notRecorded);
+  return error?.slice(0, 2000);
 }
 
 /** Why a call's answer did not reach its client whole: the client left, the shutdown, or the provider. */
