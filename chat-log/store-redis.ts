@@ -11,7 +11,7 @@
  * Its parts: the keys, the connection, the Lua scripts, the header cache, the streamed reads, the
  * checkpoints, the listings (with the activity index rebuild) are in store-redis-*.ts.
  */
-import { OdaError } from '../lib/errors.ts';
+import { OdaError, isOdaError } from '../lib/errors.ts';
 import {
   type AppendOptions,
   type ChatSummary,
@@ -189,6 +189,23 @@ export class RedisLogBackend implements LogBackend {
   async header(id: string): Promise<Header | undefined> {
     if (!isChatId(id)) return undefined;
     return this.headers.get(id);
+  }
+
+  /**
+   * `header`, once the chat's keys are found still stored (`count`: one round trip, as a read makes):
+   * a chat whose keys were lost (evicted, flushed, a failover to an empty replica) while its header
+   * is held has none, as on the file store a chat whose file was removed; a chat created anew
+   * meanwhile under the same id has its new header.
+   */
+  async checkedHeader(id: string): Promise<Header | undefined> {
+    if (!isChatId(id)) return undefined;
+    try {
+      await this.count(id);
+    } catch (err) {
+      // Found gone (`gone` forgot the held header): the header is read again, absent or anew.
+      if (!isOdaError(err) || err.code !== 'ODA_ERR_NOT_FOUND') throw err;
+    }
+    return this.header(id);
   }
 
   async append(

@@ -1,8 +1,8 @@
 /**
  * A session's chats whose logs disappear under a running gateway that holds them in memory, as
  * the log viewer reads them: a sub-agent's chat removed (its file on the file store, its keys on
- * Redis) leaves its session's tree, and the reads of what the model received and of a chat's
- * images are, for a removed chat, the 404 of a chat that never was (as the session read is).
+ * Redis) leaves its session's tree, and the session read and the reads of what the model received
+ * and of a chat's images are, for a removed chat, the 404 of a chat that never was, on both stores.
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -103,8 +103,16 @@ describe('a session whose chats disappear under a running gateway', () => {
       },
     );
 
-  /** Makes chat `id` with an image, reads `read` of it, removes its file and reads it again. */
-  async function removedThenRead(gw: TestGateway, id: string, read: (sha256: string) => string) {
+  /**
+   * Makes chat `id` with an image, reads `read` of it, removes its log (its file, or its keys under
+   * `prefix` on Redis) and reads it again: the answer of a chat that never was, status and body.
+   */
+  async function removedThenRead(
+    { gw, prefix }: { gw: TestGateway; prefix: string },
+    onRedis: boolean,
+    id: string,
+    read: (sha256: string) => string,
+  ) {
     const res = await fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-session-id': id },
@@ -130,7 +138,8 @@ describe('a session whose chats disappear under a running gateway', () => {
       200,
       'read once: held in memory',
     );
-    rmSync(join(gw.dataDir, 'chats', `${id}.jsonl`));
+    if (onRedis) await dropPrefix(`${prefix}chat:${id}:`);
+    else rmSync(join(gw.dataDir, 'chats', `${id}.jsonl`));
     const gone = await fetch(`${gw.url}/v1/sessions/${id}${path}`);
     const never = await fetch(`${gw.url}/v1/sessions/never-was${path}`);
     assert.equal(gone.status, 404);
@@ -139,23 +148,32 @@ describe('a session whose chats disappear under a running gateway', () => {
     assert.equal((await fetch(`${gw.url}/v1/sessions/${id}`)).status, 404, 'and forgotten');
   }
 
-  test(
-    'file store: its file removed, what the model received is the 404 of a chat that never was',
-    { ...limits, skip: once },
-    async () => {
-      const { gw } = await gateway(false);
-      await removedThenRead(gw, 'seen', () => '/received?offset=0');
-      // A read past the end of the log reads nothing from the file.
-      await removedThenRead(gw, 'seen-at-end', () => '/received?offset=50');
-    },
-  );
+  for (const onRedis of [false, true]) {
+    const store = onRedis ? 'Redis: its keys lost' : 'file store: its file removed';
+    const skip = once || (onRedis && redisSkip);
 
-  test(
-    "file store: its file removed, a chat's image is the 404 of a chat that never was",
-    { ...limits, skip: once },
-    async () => {
-      const { gw } = await gateway(false);
-      await removedThenRead(gw, 'pictured', (sha256) => `/attachments/${sha256}`);
-    },
-  );
+    test(`${store}, the session read is the 404 of a chat that never was`, { ...limits, skip }, async () => {
+      await removedThenRead(await gateway(onRedis), onRedis, 'read', () => '');
+    });
+
+    test(
+      `${store}, what the model received is the 404 of a chat that never was`,
+      { ...limits, skip },
+      async () => {
+        const gw = await gateway(onRedis);
+        await removedThenRead(gw, onRedis, 'seen', () => '/received?offset=0');
+        // A read past the end of the log reads nothing from the log.
+        await removedThenRead(gw, onRedis, 'seen-at-end', () => '/received?offset=50');
+      },
+    );
+
+    test(`${store}, a chat's image is the 404 of a chat that never was`, { ...limits, skip }, async () => {
+      await removedThenRead(
+        await gateway(onRedis),
+        onRedis,
+        'pictured',
+        (sha256) => `/attachments/${sha256}`,
+      );
+    });
+  }
 });
