@@ -87,14 +87,14 @@ export async function logList(args: readonly string[], io: CliIo): Promise<numbe
     io.err(USAGE);
     return 2;
   }
-  // Read as GET /v1/sessions reads its `limit`, `cursor`, `id_prefix`, `id_contains`, `from` and `to`.
+  // Read as GET /v1/sessions reads its `limit`, `cursor`, `team`, `id_prefix`, `id_contains`, `from` and `to`.
   let query: ChatListQuery;
   try {
     query = { limit: readPageLimit(opts.get('--limit'), '--limit') };
     const cursor = opts.get('--cursor');
     if (cursor !== undefined) query.after = readCursor(cursor);
-    // Checked as the id filters are (GET /v1/sessions takes any team text).
-    const team = readIdFilter(opts.get('--team'), '--team');
+    // Any text, as GET /v1/sessions takes `team` (an empty one too: the chats whose team is "").
+    const team = opts.get('--team');
     if (team !== undefined) query.team = team;
     const prefix = readIdFilter(opts.get('--prefix'), '--prefix');
     if (prefix !== undefined) query.idPrefix = prefix;
