@@ -151,18 +151,29 @@ export function headerVersion(line: string): unknown {
 }
 
 /**
- * Opens a v4 chat file at `path`: indexes its lines, sets a torn last line aside (named with `now`),
- * checks the header. Undefined when the file does not exist.
+ * How a chat file is opened: by its writer, which sets a torn last line aside (`onSetAside` is told),
+ * or `leavingTornTails` by a reader beside a gateway, which writes nothing to it: a last line
+ * without its newline may be that gateway's append under way, so the chat is read as its whole
+ * lines and the file is left as it is.
+ */
+export interface OpenFileOptions {
+  onSetAside?: (what: SetAside) => void;
+  leavingTornTails?: boolean;
+}
+
+/**
+ * Opens a v4 chat file at `path`: indexes its lines, sets a torn last line aside (named with `now`)
+ * unless `leavingTornTails`, checks the header. Undefined when the file does not exist.
  */
 export async function openV4File(
   id: string,
   path: string,
   now: number,
-  onSetAside?: (what: SetAside) => void,
+  opts: OpenFileOptions = {},
 ): Promise<ChatFile | undefined> {
   let fh: FileHandle;
   try {
-    fh = await fsp.open(path, 'r+');
+    fh = await fsp.open(path, opts.leavingTornTails ? 'r' : 'r+');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
@@ -183,9 +194,9 @@ export async function openV4File(
       size = lastStart;
       offsets.pop();
     }
-    if (size < fileSize) {
+    if (size < fileSize && !opts.leavingTornTails) {
       const aside = await setTornTailAside(fh, path, size, fileSize, now);
-      onSetAside?.({ kind: 'line', path: aside, bytes: fileSize - size, events: offsets.length });
+      opts.onSetAside?.({ kind: 'line', path: aside, bytes: fileSize - size, events: offsets.length });
     }
     const newLast = offsets[offsets.length - 1];
     // Damage short of a torn write (JSON of the wrong shape) stays in place and is reported on read.
@@ -222,21 +233,27 @@ async function setTornCreationAside(path: string, first: string, now: number): P
 
 /**
  * Opens a chat's log at `path`, whatever version wrote it: an older log is converted once, its
- * converted generation saved beside it (`besidePath`), and that generation is the chat's file from
- * then on; the original is never written. Undefined when the chat does not exist.
+ * converted generation saved beside it (`besidePath`, linked into place: never replacing one another
+ * process saved first), and that generation is the chat's file from then on; the original is never
+ * written. Undefined when the chat does not exist (or, `leavingTornTails`, has no whole line yet).
  */
 export async function openChatFile(
   id: string,
   path: string,
   now: number,
-  onSetAside?: (what: SetAside) => void,
+  opts: OpenFileOptions = {},
 ): Promise<ChatFile | undefined> {
   const first = await readFirstLine(path);
   if (first === undefined) return undefined;
-  const aside = await setTornCreationAside(path, first, now);
-  if (aside !== undefined) {
-    onSetAside?.({ kind: 'header', path: aside, bytes: Buffer.byteLength(first), events: 0 });
-    return undefined;
+  if (opts.leavingTornTails) {
+    if (parseJson(first) === undefined && (await fsp.stat(path)).size === Buffer.byteLength(first))
+      return undefined;
+  } else {
+    const aside = await setTornCreationAside(path, first, now);
+    if (aside !== undefined) {
+      opts.onSetAside?.({ kind: 'header', path: aside, bytes: Buffer.byteLength(first), events: 0 });
+      return undefined;
+    }
   }
   const head = headOfLine(first);
   if (head.id !== id) {
@@ -246,7 +263,7 @@ export async function openChatFile(
     if (target !== undefined && (await moveGeneration(path, target))) return undefined;
   }
   const version = head.version;
-  if (version === VERSION) return openV4File(id, path, now, onSetAside);
+  if (version === VERSION) return openV4File(id, path, now, opts);
   // Another chat's file under this name is never converted.
   if (head.id !== id) throw damaged(id, 'header names another chat');
   if (!isKnownVersion(version)) {
@@ -258,8 +275,8 @@ export async function openChatFile(
   }
   const beside = besidePath(path);
   const converted =
-    (await openV4File(id, beside, now, onSetAside)) ??
-    (await openV4File(id, await convertFileBeside(path), now, onSetAside));
+    (await openV4File(id, beside, now, opts)) ??
+    (await openV4File(id, await convertFileBeside(path), now, opts));
   if (!converted) throw damaged(id, 'the converted generation vanished');
   return converted;
 }

@@ -25,6 +25,11 @@ export interface OpenChatsOptions {
   log: StoreLog | undefined;
   /** A chat found absent when opened (a chat still listed whose file was removed by hand). */
   onAbsent: (id: string) => void;
+  /**
+   * A reader beside a gateway (`FileLogBackendOptions.indexCheck: 'when-owner-exited'`): chats are
+   * opened without setting a torn last line aside (`OpenFileOptions.leavingTornTails`).
+   */
+  leavingTornTails?: boolean;
 }
 
 /** A chat in memory: its opening, and its state once opened. */
@@ -71,7 +76,10 @@ export class OpenChats {
     }
     const path = this.opts.pathOf(id);
     const entry: OpenChat = {
-      opening: openChatFile(id, path, this.opts.clock.now(), (what) => this.reportSetAside(id, what)),
+      opening: openChatFile(id, path, this.opts.clock.now(), {
+        onSetAside: (what) => this.reportSetAside(id, what),
+        leavingTornTails: this.opts.leavingTornTails === true,
+      }),
     };
     this.open.set(id, entry);
     entry.opening.then(

@@ -59,7 +59,10 @@ export interface FileLogBackendOptions {
   /**
    * When the chat index found not closed cleanly is brought up to date: always (the gateway, the
    * index's only writer), or only when the process that left it is gone (a command-line reader
-   * next to a running gateway). One closed cleanly is checked against the chat files' names.
+   * next to a running gateway). One closed cleanly is checked against the chat files' names. A
+   * reader (`when-owner-exited`) never sets a torn last line aside when it opens a chat (an older
+   * log's, to index it): a gateway may start at any time after the reader looked for one, and its
+   * append under way looks just like a torn line; cutting it would lose what that gateway writes.
    */
   indexCheck?: 'always' | 'when-owner-exited';
   /**
@@ -113,6 +116,7 @@ export class FileLogBackend implements LogBackend {
       clock: opts.clock ?? systemClock,
       log: opts.log,
       onAbsent: (id) => this.index.forget(id),
+      leavingTornTails: opts.indexCheck === 'when-owner-exited',
     });
     this.creations = new CreationSync(this.chatsDir, SYNC_DELAY_MS);
     this.index = new StoreFileIndex({

@@ -149,6 +149,51 @@ test('log list beside a gateway that runs where its pid cannot be seen (another 
   );
 });
 
+test('log list rebuilding the index when a gateway starts (after the list looked for one) leaves the write that gateway began alone', async () => {
+  const dataDir = tempDir('oda-cli-list-race-');
+  const chats = join(dataDir, 'chats');
+  // An older-version chat a gateway converted: a full rebuild opens it to index it.
+  const fixture = new URL('../chat-log/__fixtures__/v4.jsonl', import.meta.url).pathname;
+  const id = (JSON.parse(readFileSync(fixture, 'utf8').split('\n')[0]!) as { id: string }).id;
+  mkdirSync(chats, { recursive: true });
+  copyFileSync(fixture, join(chats, `${id}.jsonl`));
+  const earlier = new FileLogBackend({ dataDir });
+  const events = (await earlier.read(id, 0)).length;
+  await earlier.close();
+  // No index: the list rebuilds it in full, no gateway holding the data directory when it starts.
+  for (const suffix of ['', '-wal', '-shm'])
+    rmSync(join(dataDir, `chat-index.sqlite${suffix}`), { force: true });
+  const generation = join(chats, `${id}@v5.jsonl`);
+  const before = readFileSync(generation, 'utf8');
+  const next = `{"seq":${events},"at":1700000003000,"type":"message","role":"user","content":[{"kind":"text","text":"and now?"}]}\n`;
+
+  const io = capture();
+  // The list looks for a gateway's claim as it starts, before its first wait.
+  const listing = runCli(['log', 'list', '--json', '--data-dir', dataDir], io);
+  // Then a gateway starts (on another host) and begins appending to the chat: half its line is in.
+  writeFileSync(
+    join(dataDir, 'gateway.lock'),
+    `${JSON.stringify({ pid: 1, hostname: 'gateway-elsewhere', startedAt: Date.now(), token: 'live' })}\n`,
+  );
+  appendFileSync(generation, next.slice(0, 40));
+  assert.equal(await listing, 0, io.errors.join('\n'));
+  // The gateway's write ends.
+  appendFileSync(generation, next.slice(40));
+
+  assert.equal(readFileSync(generation, 'utf8'), before + next, "the gateway's event is whole, nothing cut");
+  assert.deepEqual(
+    readdirSync(chats).filter((n) => n.includes('.torn-')),
+    [],
+    'nothing set aside',
+  );
+  const listed = JSON.parse(io.lines[0]!) as { data: Array<{ id: string; eventCount: number }> };
+  assert.deepEqual(
+    listed.data.map((c) => [c.id, c.eventCount]),
+    [[id, events]],
+    'listed with its whole lines',
+  );
+});
+
 test('log list filters as GET /v1/sessions does (--contains, --from, --to), and --json holds the chats and the next cursor', async () => {
   const dataDir = tempDir('oda-cli-list-filters-');
   const backend = new FileLogBackend({ dataDir });
