@@ -103,6 +103,53 @@ describe('log check', () => {
     assert.equal((await run([])).code, 2);
   });
 
+  test('--json: bad arguments, an unreadable file or no chat log is one JSON object naming the error, on stdout too', async () => {
+    const future = join(dir, 'future-json.jsonl');
+    await writeFile(future, '{"version":7,"id":"x","createdAt":0}\n');
+    const missing = join(dir, 'nope.jsonl');
+    const empty = join(dir, 'empty.jsonl');
+    await writeFile(empty, '');
+    const usage = 'usage: oda-gateway log check <file> [--json]';
+    for (const [args, code, error, stderr] of [
+      [['--json'], 2, { error: { kind: 'usage', message: usage } }, usage],
+      [[fixture(5), fixture(4), '--json'], 2, { error: { kind: 'usage', message: usage } }, usage],
+      [[fixture(5), '--json', '--json'], 2, { error: { kind: 'usage', message: usage } }, usage],
+      [
+        ['--json', future],
+        1,
+        {
+          file: future,
+          error: {
+            kind: 'not-a-log',
+            message: 'unsupported chat log format version 7; this build reads versions 0 to 5',
+          },
+        },
+        `${future}: unsupported chat log format version 7; this build reads versions 0 to 5`,
+      ],
+      [
+        ['--json', empty],
+        1,
+        { file: empty, error: { kind: 'not-a-log', message: 'chat log has no header line' } },
+        `${empty}: chat log has no header line`,
+      ],
+    ] as const) {
+      const r = await run([...args]);
+      assert.equal(r.code, code, args.join(' '));
+      assert.deepEqual(r.err, [stderr], args.join(' '));
+      assert.equal(r.out.length, 1, args.join(' '));
+      assert.deepEqual(JSON.parse(r.out[0]!), error, args.join(' '));
+    }
+    const unreadable = await run([missing, '--json']);
+    assert.equal(unreadable.code, 1);
+    assert.match(unreadable.err[0] ?? '', /: cannot read: ENOENT/);
+    const said = JSON.parse(unreadable.out[0]!) as { file: string; error: { kind: string; message: string } };
+    assert.equal(said.file, missing);
+    assert.equal(said.error.kind, 'unreadable');
+    assert.match(said.error.message, /^cannot read: ENOENT/);
+    // Without --json, stdout holds no JSON.
+    assert.deepEqual((await run([missing])).out, []);
+  });
+
   test('through the oda-gateway launcher', async () => {
     const bin = fileURLToPath(new URL('../bin/oda-gateway.mjs', import.meta.url));
     const { stdout } = await promisify(execFile)(process.execPath, [bin, 'log', 'check', fixture(0)]);

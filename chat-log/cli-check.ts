@@ -2,7 +2,8 @@
  * `oda-gateway log check <file> [--json]`: validates a chat log file and prints its version, header,
  * event count and problems (torn last line, invalid events with their line numbers, reserved fields
  * filled, non-contiguous sequence numbers, and for an older log whether it converts), as text or,
- * with `--json`, as one JSON object. Exit 1 when there are problems. A log of the current version is streamed, its lines checked a piece at a time
+ * with `--json`, as one JSON object (also when nothing could be checked: `error`, naming why, the
+ * message on stderr as well). Exit 1 when there are problems. A log of the current version is streamed, its lines checked a piece at a time
  * with `readLogText`'s rules, so a chat of any size can be checked; an older one is read whole, as
  * converting it needs all its events.
  */
@@ -85,26 +86,44 @@ async function readOlder(file: string): Promise<Findings | NotALog> {
   return { version: read.version, header: read.header, events: read.events.length, problems };
 }
 
+/** What kept `log check` from checking a file: its arguments, the file unreadable, or no chat log. */
+type Failure = 'usage' | 'unreadable' | 'not-a-log';
+
+/**
+ * Says why nothing was checked on stderr and, with `--json`, as one JSON object on stdout too
+ * (`error`: its `kind` and `message`, with the `file` when one was named), so a script reading
+ * stdout learns it; returns `code`.
+ */
+function failed(
+  io: CliIo,
+  json: boolean,
+  code: number,
+  failure: { kind: Failure; message: string; file?: string },
+): number {
+  const { kind, message: text, file } = failure;
+  io.err(file === undefined ? text : `${file}: ${text}`);
+  if (json)
+    io.out(JSON.stringify({ ...(file !== undefined ? { file } : {}), error: { kind, message: text } }));
+  return code;
+}
+
 /** Runs `log check`; returns the exit code (0 clean, 1 problems or unreadable, 2 usage). */
 export async function logCheck(args: readonly string[], io: CliIo): Promise<number> {
   const json = args.includes('--json');
   const [file, ...rest] = args.filter((a) => a !== '--json');
   if (file === undefined || rest.length > 0 || args.filter((a) => a === '--json').length > 1) {
-    io.err('usage: oda-gateway log check <file> [--json]');
-    return 2;
+    return failed(io, json, 2, { kind: 'usage', message: 'usage: oda-gateway log check <file> [--json]' });
   }
   let found: Findings | NotALog;
   try {
     const streamed = await streamCurrent(file);
     found = streamed === 'older' ? await readOlder(file) : streamed;
   } catch (err) {
-    io.err(`${file}: cannot read: ${message(err)}`);
-    return 1;
+    return failed(io, json, 1, { kind: 'unreadable', message: `cannot read: ${message(err)}`, file });
   }
   if (!json) io.out(`file: ${file}`);
   if (found instanceof NotALog) {
-    io.err(`${file}: ${found.message}`);
-    return 1;
+    return failed(io, json, 1, { kind: 'not-a-log', message: found.message, file });
   }
   const { version, header, events, problems } = found;
   const current = version === CURRENT_VERSION;
