@@ -9,16 +9,14 @@
 import { ApiError, gatewayWait } from './api.js';
 
 /**
- * True when `err` asked the page to wait (a 429 or 503 with `retry-after`) and the wait is on: the
- * read it refused is made again once it is over.
+ * True when `err` asked the page to wait (a 429 or 503 with `retry-after`): the read it refused is
+ * made again once the wait is over, at once when it asked for none (`retry-after: 0`, or a date
+ * already past), not shown as an error.
  * @param {unknown} err
  */
 export function asksWait(err) {
   return (
-    err instanceof ApiError &&
-    (err.status === 429 || err.status === 503) &&
-    err.retryAfterMs !== undefined &&
-    gatewayWait.held
+    err instanceof ApiError && (err.status === 429 || err.status === 503) && err.retryAfterMs !== undefined
   );
 }
 

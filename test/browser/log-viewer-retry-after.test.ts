@@ -30,6 +30,23 @@ function rateLimited(seconds: number) {
     });
 }
 
+/** A 503 of a gateway whose store is out of reach that asks the page to wait 0 s: try again at once. */
+function storeUnavailableNoWait(route: Route) {
+  return route.fulfill({
+    status: 503,
+    headers: { 'retry-after': '0' },
+    contentType: 'application/json',
+    body: JSON.stringify({
+      error: {
+        message: 'the chat store is unavailable',
+        type: 'api_error',
+        param: null,
+        code: 'ODA_ERR_STORE_UNAVAILABLE',
+      },
+    }),
+  });
+}
+
 /** Runs the page's timers `ms` forward in steps, letting what they start run between steps. */
 async function pageTimePasses(page: Page, ms: number, step = 4000): Promise<void> {
   for (let done = 0; done < ms; done += step) {
@@ -265,6 +282,40 @@ describe('log viewer: reads the gateway asks to wait', { skip: noBrowser, timeou
     assert.equal(await note.isVisible(), false);
     assert.equal(reads(), 2);
     assert.ok(page.url().endsWith('#session=waiting'), page.url());
+    assert.deepEqual(watch.errors, []);
+    await page.context().close();
+  });
+
+  test('a 503 or 429 with retry-after: 0 is read again at once (the list, a picked session), not shown as an error', async () => {
+    const { page, watch } = await open();
+    await page.locator('#sessions-list .session-id', { hasText: 'waiting' }).first().waitFor();
+    const isList = (u: URL) => u.pathname === '/v1/sessions';
+    const listReads = () => watch.requests.filter((u) => isList(new URL(u))).length;
+    // The 30 s refresh of the list is refused once, asked to wait 0 s.
+    await page.route(isList, storeUnavailableNoWait, { times: 1 });
+    const refused = page.waitForResponse((r) => isList(new URL(r.url())) && r.status() === 503);
+    const before = listReads();
+    await page.clock.runFor(30_000);
+    await refused;
+    // A moment of page time (far from the next 30 s refresh): the list is read again, and shown.
+    await pageTimePasses(page, 1_000, 250);
+    await page.waitForTimeout(200);
+    assert.equal(listReads(), before + 2, 'the refused read and the one made again at once');
+    assert.equal(await page.locator('#fatal').isVisible(), false, 'no error is shown');
+    assert.equal(await page.locator('#sessions-list .session-id', { hasText: 'waiting' }).count(), 1);
+
+    // A session picked and refused with a 429 asking for 0 s opens at once.
+    const isSession = (u: URL) => u.pathname === '/v1/sessions/waiting';
+    const sessionReads = () => watch.requests.filter((u) => isSession(new URL(u))).length;
+    await page.route(isSession, rateLimited(0), { times: 1 });
+    await page
+      .locator('#sessions-list button', { has: page.locator('.session-id', { hasText: /^waiting$/ }) })
+      .click();
+    await pageTimePasses(page, 1_000, 250);
+    await page.locator('.msg', { hasText: 'a rate-limited key' }).waitFor({ timeout: 5000 });
+    assert.equal(sessionReads(), 2, 'refused once, read again at once');
+    assert.equal(await page.locator('#turns .error').count(), 0, 'no error is shown');
+    assert.equal(await page.locator('#session-wait').isVisible(), false);
     assert.deepEqual(watch.errors, []);
     await page.context().close();
   });
