@@ -79,8 +79,33 @@ function readCursor(text: string): ChatCursor {
   }
 }
 
-/** Runs `log list`; returns the exit code (0 listed, 1 unreadable, 2 usage). */
+/**
+ * Runs `log list`; returns the exit code (0 listed, 1 unreadable, 2 usage). With `--json`, a run that
+ * lists nothing also says why as one JSON object on stdout (`error`: `kind` usage or unreadable, and
+ * the `message` it wrote on stderr), so a script reading stdout learns it, as `log check --json` does.
+ */
 export async function logList(args: readonly string[], io: CliIo): Promise<number> {
+  if (!args.includes('--json')) return listOnce(args, io);
+  let printed = false;
+  const said: string[] = [];
+  const code = await listOnce(args, {
+    out: (line) => {
+      printed = true;
+      io.out(line);
+    },
+    err: (line) => {
+      said.push(line);
+      io.err(line);
+    },
+  });
+  if (code !== 0 && !printed) {
+    const kind = code === 2 ? 'usage' : 'unreadable';
+    io.out(JSON.stringify({ error: { kind, message: said.join('\n') } }));
+  }
+  return code;
+}
+
+async function listOnce(args: readonly string[], io: CliIo): Promise<number> {
   const opts = options(args);
   if (typeof opts === 'string') {
     io.err(opts);

@@ -234,7 +234,12 @@ test('log list filters as GET /v1/sessions does (--contains, --from, --to), and 
     const io = capture();
     assert.equal(await runCli(['log', 'list', ...args, '--data-dir', dataDir], io), 2, args.join(' '));
     assert.equal(io.errors[0], message);
-    assert.deepEqual(io.lines, []);
+    // Asked for JSON (--json given, even twice): the refusal is one JSON object on stdout too.
+    const json = (args as readonly string[]).includes('--json');
+    assert.deepEqual(
+      io.lines.map((l) => JSON.parse(l) as unknown),
+      json ? [{ error: { kind: 'usage', message: io.errors.join('\n') } }] : [],
+    );
   }
 
   const first = capture();
@@ -303,4 +308,26 @@ test('log list reads --team as GET /v1/sessions reads team: any text, an empty o
   } finally {
     await gw.close();
   }
+});
+
+test('log list --json says why it listed nothing as one JSON object on stdout too', async () => {
+  const dataDir = tempDir('oda-cli-list-json-errors-');
+  const usage = capture();
+  assert.equal(await runCli(['log', 'list', '--json', '--limit', '0', '--data-dir', dataDir], usage), 2);
+  assert.deepEqual(
+    usage.lines.map((l) => JSON.parse(l) as unknown),
+    [{ error: { kind: 'usage', message: usage.errors.join('\n') } }],
+  );
+  assert.match(usage.errors[0] ?? '', /^--limit must be a whole number from 1 to 500, got "0"$/);
+  // No chats folder: nothing to list.
+  const empty = capture();
+  assert.equal(await runCli(['log', 'list', '--json', '--data-dir', dataDir], empty), 1);
+  assert.deepEqual(
+    empty.lines.map((l) => JSON.parse(l) as unknown),
+    [{ error: { kind: 'unreadable', message: `no chat log in ${dataDir} (no chats folder)` } }],
+  );
+  // Without --json, stdout stays empty as before.
+  const plain = capture();
+  assert.equal(await runCli(['log', 'list', '--data-dir', dataDir], plain), 1);
+  assert.deepEqual(plain.lines, []);
 });
