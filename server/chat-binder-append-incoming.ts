@@ -108,14 +108,17 @@ export async function appendIncoming(
     const diverges = k < logged.length && i < keys.length;
     // A history rebuilt from the chat's own summary continues the chat (SPEC section 10).
     const session = state.header.conversation?.session ?? id;
-    const replaced = diverges
+    const compaction = diverges
       ? await compactionOf(chatLog, id, session, logged, k, messages, keys, i)
       : undefined;
+    // The summary is of a branch of this chat's: the compacted history continues that branch.
+    if (compaction && 'in' in compaction && depth < 8) return { summarised: compaction.in };
+    const replaced = compaction && 'fromSeq' in compaction ? compaction : undefined;
     if (diverges && !replaced && depth < 8 && isSummaryRequest(logged, k, messages, i)) {
       // A summary request (compaction) is a side request of the session. Its side chat holds
       // what it adds (the instruction) and the summary, not a second copy of the history it
-      // summarises (that stays in this chat, messages 0..k-1); the compacted history will be
-      // built from its answer.
+      // summarises (that stays in this chat, messages 0..k-1), and names this chat as its parent:
+      // the compacted history built from its answer continues this chat.
       const prefix = logged.slice(0, k).map((m) => m.digest);
       return {
         side: {
@@ -198,6 +201,21 @@ export async function appendIncoming(
     const { state, answerAt, compacted } = outcome;
     return { chatId: id, state, answerAt, compacted };
   }
+  if (outcome.summarised !== undefined) {
+    return appendIncoming(
+      chatLog,
+      turns,
+      outcome.summarised,
+      meta,
+      messages,
+      keys,
+      0,
+      request,
+      depth + 1,
+      undefined,
+      startedAt,
+    );
+  }
   if (outcome.side) {
     const { id: sideId, from, header: parentHeader, session } = outcome.side;
     if (!(await chatLog.open(sideId))) {
@@ -205,7 +223,7 @@ export async function appendIncoming(
         id: sideId,
         ...meta,
         team: parentHeader.team,
-        parent: session,
+        parent: id,
         conversation: { kind: 'side', session, purpose: 'summary' },
       });
     }

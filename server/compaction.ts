@@ -71,18 +71,42 @@ function compactionChatPrefix(session: string): string {
 async function latestSideAnswer(
   chatLog: ChatLog,
   prefix: string,
-): Promise<{ message: LoggedMessage; text: string | undefined } | undefined> {
+): Promise<{ message: LoggedMessage; text: string | undefined; parent: string | undefined } | undefined> {
   const [latest] = (await chatLog.listPage({ limit: 1, idPrefix: prefix })).chats;
   const side = latest ? await chatLog.open(latest.id) : undefined;
   const logged = side?.messages.messages ?? [];
   const last = logged.at(-1);
-  if (!latest || !last || last.role !== 'model' || last.answeredAt === undefined) return undefined;
-  return { message: last, text: await lastModelText(chatLog, latest.id, logged, logged.length - 1) };
+  if (!side || !latest || !last || last.role !== 'model' || last.answeredAt === undefined) return undefined;
+  return {
+    message: last,
+    text: await lastModelText(chatLog, latest.id, logged, logged.length - 1),
+    parent: side.header.parent,
+  };
 }
+
+/** Branches nest at most this deep for `branchOf` to find them. */
+const MAX_BRANCH_DEPTH = 16;
+
+/** True when chat `id` is a branch of `chatId`, or a branch of one of its branches. */
+async function branchOf(chatLog: ChatLog, id: string, chatId: string): Promise<boolean> {
+  for (let n = 0; n < MAX_BRANCH_DEPTH; n++) {
+    const header = await chatLog.header(id);
+    if (!header?.parent || header.conversation?.kind !== 'branch') return false;
+    if (header.parent === chatId) return true;
+    id = header.parent;
+  }
+  return false;
+}
+
+/** A compaction found in a history: what the summary replaced, or the chat whose conversation it summarised. */
+export type Compaction = { fromSeq: number; toSeq: number } | { in: string };
 
 /**
  * When the incoming history diverges from the logged one at `k` (the incoming message `at`) and is
  * built from a summary, the seq range of the messages the summary replaced; otherwise undefined.
+ * A summary request's side chat names the chat it summarised as its parent: when that is a branch
+ * of this chat (the user rewound the conversation before compacting it), the compacted history
+ * continues there (`in`), where the conversation it summarises is logged.
  * Where the summary can be: in the messages from the divergence on that the log does not hold from
  * `k` on, up to the first logged model answer the history sends again (Claude Code resends the
  * newest messages after its summary; what follows a resent answer is an edited continuation, not a
@@ -100,7 +124,7 @@ export async function compactionOf(
   incoming: readonly LogMessage[],
   keys: readonly MessageKey[],
   at: number,
-): Promise<{ fromSeq: number; toSeq: number } | undefined> {
+): Promise<Compaction | undefined> {
   if (k >= logged.length) return undefined;
   const inLog = recogniserOf(logged.slice(k));
   const candidates: number[] = [];
@@ -124,8 +148,12 @@ export async function compactionOf(
   for (const prefix of [summaryChatPrefix(session), compactionChatPrefix(session)]) {
     const answer = await latestSideAnswer(chatLog, prefix);
     if (!answer) continue;
-    if (carried(answer.text)) return replaced;
-    for (const i of candidates) if (recognises(answer.message, keys[i]!)) return replaced;
+    const found = carried(answer.text) || candidates.some((i) => recognises(answer.message, keys[i]!));
+    if (!found) continue;
+    const summarised = answer.parent;
+    if (summarised !== undefined && summarised !== chatId && (await branchOf(chatLog, summarised, chatId)))
+      return { in: summarised };
+    return replaced;
   }
   return undefined;
 }
