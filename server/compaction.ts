@@ -5,12 +5,13 @@
  * like an edit would: at its start (Claude Code), or after the initial context and the user's
  * earlier messages, which Codex keeps before the summary. It is a compaction when a new message
  * from the point of divergence on carries the summary (see `compactionOf`): the chat's last model
- * answer, or the answer of the session's latest summary request (Claude Code's, or Codex's
+ * answer, or the answer of one of the session's latest summary requests (Claude Code's, or Codex's
  * `compaction` request), which went to a side chat, in text or as the provider's opaque item. The
  * chat then goes on, with the compaction recorded, instead of branching into a copy of its own
  * history.
  */
 import type { ChatLog, LogMessage } from '../chat-log/chat-log.ts';
+import type { Header } from '../chat-log/format/current.ts';
 import { recogniserOf, recognises, type LoggedMessage } from '../chat-log/read-models/messages.ts';
 import type { MessageKey } from '../chat-log/message-digest.ts';
 import { sideChatPrefix } from './conversations.ts';
@@ -64,28 +65,53 @@ function compactionChatPrefix(session: string): string {
 }
 
 /**
- * The answer the session's latest side chat under `prefix` ends with, with its text: its last
+ * A session's summaries looked at for a compacted history: the answers of its latest summary (or
+ * compaction) requests. Several, because the conversations of one session compact on their own:
+ * sub-agents running beside the main conversation may ask for theirs after the main one asked.
+ */
+const RECENT_SUMMARIES = 8;
+
+/** A side chat's answer, with its text and the chat the side request came from (its parent). */
+interface SideAnswer {
+  message: LoggedMessage;
+  text: string | undefined;
+  parent: string | undefined;
+}
+
+/**
+ * The answers the session's latest side chats under `prefix` end with, newest first: each its last
  * message, when the provider gave it (a side request that failed ends with the history it sent,
  * which is no summary).
  */
-async function latestSideAnswer(
-  chatLog: ChatLog,
-  prefix: string,
-): Promise<{ message: LoggedMessage; text: string | undefined; parent: string | undefined } | undefined> {
-  const [latest] = (await chatLog.listPage({ limit: 1, idPrefix: prefix })).chats;
-  const side = latest ? await chatLog.open(latest.id) : undefined;
-  const logged = side?.messages.messages ?? [];
-  const last = logged.at(-1);
-  if (!side || !latest || !last || last.role !== 'model' || last.answeredAt === undefined) return undefined;
-  return {
-    message: last,
-    text: await lastModelText(chatLog, latest.id, logged, logged.length - 1),
-    parent: side.header.parent,
-  };
+async function* recentSideAnswers(chatLog: ChatLog, prefix: string): AsyncGenerator<SideAnswer> {
+  const { chats } = await chatLog.listPage({ limit: RECENT_SUMMARIES, idPrefix: prefix });
+  for (const chat of chats) {
+    const side = await chatLog.open(chat.id);
+    const logged = side?.messages.messages ?? [];
+    const last = logged.at(-1);
+    if (!side || !last || last.role !== 'model' || last.answeredAt === undefined) continue;
+    yield {
+      message: last,
+      text: await lastModelText(chatLog, chat.id, logged, logged.length - 1),
+      parent: await sideParent(chatLog, side.header),
+    };
+  }
 }
 
-/** Branches nest at most this deep for `branchOf` to find them. */
+/** Branches nest at most this deep for `branchOf` and `sideParent` to find them. */
 const MAX_BRANCH_DEPTH = 16;
+
+/**
+ * The chat a side request came from: its side chat's parent, or, for a branch of a side chat (a
+ * later summary request of the same root, with another history), the parent of the side chat it
+ * branches from.
+ */
+async function sideParent(chatLog: ChatLog, header: Header): Promise<string | undefined> {
+  let h: Header | undefined = header;
+  for (let n = 0; n < MAX_BRANCH_DEPTH && h?.conversation?.kind === 'branch' && h.parent; n++)
+    h = await chatLog.header(h.parent);
+  return h?.conversation?.kind === 'side' ? h.parent : undefined;
+}
 
 /** True when chat `id` is a branch of `chatId`, or a branch of one of its branches. */
 async function branchOf(chatLog: ChatLog, id: string, chatId: string): Promise<boolean> {
@@ -111,7 +137,7 @@ export type Compaction = { fromSeq: number; toSeq: number } | { in: string };
  * `k` on, up to the first logged model answer the history sends again (Claude Code resends the
  * newest messages after its summary; what follows a resent answer is an edited continuation, not a
  * rebuilt history). Built from a summary: such a user message carries the text of the chat's last
- * model answer, or of the answer of the session's latest summary or compaction request (side
+ * model answer, or of the answer of one of the session's latest summary or compaction requests (side
  * chats); or such a message is that answer itself, sent back as the provider gave it (a Responses
  * `compaction` item: Codex's remote compaction on OpenAI, whose summary is opaque).
  */
@@ -146,14 +172,15 @@ export async function compactionOf(
   const replaced = { fromSeq: logged[k]!.seq, toSeq: logged[logged.length - 1]!.seq };
   if (texts.length > 0 && carried(await lastModelText(chatLog, chatId, logged, k))) return replaced;
   for (const prefix of [summaryChatPrefix(session), compactionChatPrefix(session)]) {
-    const answer = await latestSideAnswer(chatLog, prefix);
-    if (!answer) continue;
-    const found = carried(answer.text) || candidates.some((i) => recognises(answer.message, keys[i]!));
-    if (!found) continue;
-    const summarised = answer.parent;
-    if (summarised !== undefined && summarised !== chatId && (await branchOf(chatLog, summarised, chatId)))
-      return { in: summarised };
-    return replaced;
+    for await (const answer of recentSideAnswers(chatLog, prefix)) {
+      const found = carried(answer.text) || candidates.some((i) => recognises(answer.message, keys[i]!));
+      if (!found) continue;
+      // The summary of this chat's conversation (a side chat logged before summaries named the
+      // chat they summarise names the session), or of a branch of it; not another conversation's.
+      const summarised = answer.parent;
+      if (summarised === undefined || summarised === chatId || summarised === session) return replaced;
+      if (await branchOf(chatLog, summarised, chatId)) return { in: summarised };
+    }
   }
   return undefined;
 }
