@@ -129,6 +129,14 @@ describe('a compaction of a rewound conversation', () => {
       anthropicMessage('claude-x', 'Ready.'),
     );
     assert.equal(next, branch, 'the compacted conversation continues the branch it summarises');
+    const goOn = [
+      { role: 'user' as const, content: continued },
+      b2,
+      prompt('Then go on'),
+      said('Ready.'),
+      prompt('And finish'),
+    ];
+    assert.equal(await send(goOn, anthropicMessage('claude-x', 'Finished.')), branch, 'and goes on there');
     const [compaction] = eventsOfType(await sessionEvents(gw.url, branch), 'compaction');
     assert.ok(compaction, 'the compaction is recorded in the branch');
     assert.deepEqual(
