@@ -114,7 +114,10 @@ export async function appendIncoming(
     // The summary is of a branch of this chat's: the compacted history continues that branch.
     if (compaction && 'in' in compaction && depth < 8) return { summarised: compaction.in };
     const replaced = compaction && 'fromSeq' in compaction ? compaction : undefined;
-    if (diverges && !replaced && depth < 8 && isSummaryRequest(logged, k, messages, i)) {
+    // A summary request (see `isSummaryRequest`) diverges where the log has a model answer, or
+    // adds nothing but its instruction.
+    const asksSummary = diverges || (k === logged.length && i === keys.length - 1);
+    if (asksSummary && !replaced && depth < 8 && isSummaryRequest(logged, k, messages, i)) {
       // A summary request (compaction) is a side request of the session. Its side chat holds
       // what it adds (the instruction) and the summary, not a second copy of the history it
       // summarises (that stays in this chat, messages 0..k-1), and names this chat as its parent:

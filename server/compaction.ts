@@ -186,10 +186,13 @@ export async function compactionOf(
 }
 
 /**
- * True when the request asks for a summary of the chat (Claude Code's `/compact`): its history
- * follows the log, leaves the newest messages out (where the log has a model answer at `k`, the
- * request ends instead), and its last message is a new user message asking for a summary (the
- * instruction Claude Code appends beside the last tool result).
+ * True when the request asks for a summary of the chat (Claude Code's `/compact`), as its last
+ * message, a new user message asking for a summary, after either
+ * - the logged history with the newest messages left out (where the log has a model answer at `k`,
+ *   the request ends instead): the instruction Claude Code appends beside the last tool result; or
+ * - the whole logged history, which ends with a model answer (`k` is the log's length): the
+ *   instruction Claude Code sends as a message of its own after a plain answer. Only Claude Code's
+ *   own words count here, as a user asking in a chat for a summary of it is no side request.
  */
 export function isSummaryRequest(
   logged: readonly LoggedMessage[],
@@ -198,16 +201,15 @@ export function isSummaryRequest(
   at: number,
 ): boolean {
   const message = incoming[at];
-  return (
-    message !== undefined &&
-    at === incoming.length - 1 &&
-    k >= 1 &&
-    k < logged.length &&
-    logged[k]!.role === 'model' &&
-    message.role === 'user' &&
-    SUMMARY_ASK.test(textOf(message.content))
-  );
+  if (message === undefined || at !== incoming.length - 1 || message.role !== 'user' || k < 1) return false;
+  const text = textOf(message.content);
+  if (k < logged.length) return logged[k]!.role === 'model' && SUMMARY_ASK.test(text);
+  return k === logged.length && logged[k - 1]!.role === 'model' && COMPACT_INSTRUCTION.test(text);
 }
 
 /** What a summary request asks for, in its own words. */
 const SUMMARY_ASK = /\bsummar(y|ise|ize)\b/i;
+
+/** Claude Code's compaction instruction. */
+const COMPACT_INSTRUCTION =
+  /^\s*CRITICAL: Respond with TEXT ONLY\b[\s\S]*\bsummary of the conversation so far\b/;

@@ -370,6 +370,45 @@ describe('Claude Code through the gateway', { skip, timeout: TEST_TIMEOUT_MS * 6
   );
 
   test(
+    '/compact after a plain answer: the summary request goes to a side chat, the next turn continues the chat',
+    { timeout: TEST_TIMEOUT_MS },
+    async () => {
+      const r = await rig({
+        plans: { one: [say('Plain answer before compacting.')], two: [say('Done after compacting.')] },
+      });
+      const first = await r.claude(['-p', `Start ${planMarker('one')}`]);
+      const before = modelCalls(r.proxy).length;
+      await r.claude(['-p', '/compact', '--continue']);
+      const compactCalls = modelCalls(r.proxy).slice(before);
+      assert.equal(compactCalls.length, 1, 'one summary request');
+      // The whole history, the plain answer included, then the instruction as a message of its own.
+      const asked = messagesOf(r.gw.fake.requestsTo('/v1/messages').at(-1)!);
+      assert.equal(asked.at(-2)?.role, 'assistant');
+      assert.match(String(asked.at(-1)?.content), /^CRITICAL: Respond with TEXT ONLY/);
+      const third = await r.claude(['-p', `Then ${planMarker('two')}`, '--continue']);
+      assert.equal(third.out.result, 'Done after compacting.');
+
+      const main = mainChat(first.out.session_id);
+      const side = sessionHeader(compactCalls[0]!);
+      assert.match(side, new RegExp(`^${re(main)}\\.side-summary-[0-9a-f]{12}$`));
+      assert.ok(
+        modelCalls(r.proxy)
+          .filter((c) => c !== compactCalls[0])
+          .every((c) => sessionHeader(c) === main),
+        'every other request is logged in the session chat',
+      );
+      assert.deepEqual(await chatsOf(r.gw.url, main), [main, side].sort(), 'no branch');
+      const texts = (await loggedMessages(r.gw.url, main)).map(loggedText);
+      assert.ok(
+        !texts.some((t) => t.includes('CRITICAL: Respond with TEXT ONLY')),
+        'no summary request in it',
+      );
+      const events = await loggedEvents(r.gw.url, main);
+      assert.equal(events.filter((e) => e.type === 'compaction').length, 1, 'the compaction is recorded');
+    },
+  );
+
+  test(
     'the session-title request goes to a side chat; the conversation keeps the session chat',
     { timeout: TEST_TIMEOUT_MS },
     async () => {
