@@ -285,7 +285,8 @@ export class ChatBinder {
   /**
    * The chat of the request's conversation in its session (SPEC section 10), with the header
    * metadata a chat it creates gets: the main chat is the session's; a side request or a sub-agent
-   * gets a child chat whose header names the main chat as parent.
+   * gets a child chat whose header names the main chat as parent (a sub-agent's side request: the
+   * sub-agent's chat).
    */
   private async conversationChat(
     sessionId: string,
@@ -305,7 +306,13 @@ export class ChatBinder {
     }
     meta.conversation = { kind: 'side', session: sessionId, purpose: place.purpose };
     const root = await this.rootOf(input, wire);
-    return sideChatId(sessionId, place.purpose, [root.system, root.firstUserMessage]);
+    if (place.agentId === undefined)
+      return sideChatId(sessionId, place.purpose, [root.system, root.firstUserMessage]);
+    // A sub-agent's side request: a side chat of the session whose parent is the sub-agent's chat,
+    // apart from the main conversation's (a Codex sub-agent starts from the same context as the
+    // main thread, so the root alone would not tell them apart).
+    meta.parent = subagentChatId(sessionId, place.agentId);
+    return sideChatId(sessionId, place.purpose, [root.system, root.firstUserMessage, place.agentId]);
   }
 
   /** What a conversation is rooted in: the system prompt and the first user message's digest. */

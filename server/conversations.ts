@@ -4,7 +4,8 @@
  * - the main conversation is the chat named by the session id;
  * - side requests (session titles, summaries, classifiers, quota probes) go to side chats of the
  *   session, never to the main chat or its branches;
- * - a sub-agent's conversation is a child chat named after its agent id.
+ * - a sub-agent's conversation is a child chat named after its agent id; its side requests (a Codex
+ *   sub-agent thread's compaction) go to side chats of the session whose parent is that chat.
  * The rule reads what each conversation is rooted in: the agent or thread the client names, and the
  * request's shape (a side request offers no tools, carries one message, and asks for structured
  * output or a single token). Only sessions a client identified this way are split: a request that
@@ -15,8 +16,14 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestTraits } from '../providers/provider.ts';
 import type { SessionIdSource } from './session-id.ts';
 
+/**
+ * A side request's `agentId`: the sub-agent whose conversation it belongs to (its side chat's
+ * parent is that sub-agent's chat, not the main one).
+ */
 export type ConversationPlace =
-  { kind: 'main' } | { kind: 'side'; purpose: string } | { kind: 'subagent'; agentId: string };
+  | { kind: 'main' }
+  | { kind: 'side'; purpose: string; agentId?: string }
+  | { kind: 'subagent'; agentId: string };
 
 function one(headers: IncomingHttpHeaders, name: string): string | undefined {
   const v = headers[name];
@@ -56,16 +63,19 @@ export function placeInSession(
     const session = codex.session_id;
     const thread = one(headers, 'thread-id') ?? codex.thread_id;
     // A thread of the session other than its first one is a sub-agent's (Codex spawns agents as threads).
-    if (
-      typeof thread === 'string' &&
-      typeof session === 'string' &&
-      thread !== session &&
-      AGENT_ID.test(thread)
-    )
-      return { kind: 'subagent', agentId: thread };
+    const agentId =
+      typeof thread === 'string' && typeof session === 'string' && thread !== session && AGENT_ID.test(thread)
+        ? thread
+        : undefined;
+    // A side request (a compaction) of a sub-agent's thread is a side request of the sub-agent's chat.
     const kind = codex.request_kind;
     if (typeof kind === 'string' && /^[a-z_]{1,32}$/.test(kind) && !CODEX_MAIN_KINDS.has(kind))
-      return { kind: 'side', purpose: kind.replace(/_/g, '-') };
+      return {
+        kind: 'side',
+        purpose: kind.replace(/_/g, '-'),
+        ...(agentId !== undefined ? { agentId } : {}),
+      };
+    if (agentId !== undefined) return { kind: 'subagent', agentId };
   }
   if (traits.tools === 0 && traits.messages <= 1) {
     if (traits.maxTokens !== undefined && traits.maxTokens <= 1) return { kind: 'side', purpose: 'quota' };
