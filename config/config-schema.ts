@@ -80,6 +80,12 @@ const providerSchema = z.strictObject({
     .array(z.string().regex(/^[A-Za-z0-9._*-]{1,128}$/, 'expected a beta name or glob'))
     .optional(),
   promptCaching: providerPromptCachingSchema.prefault({}),
+  /**
+   * OpenAI format: a streamed Chat Completions request whose client did not ask for the answer's
+   * usage asks for it (`stream_options.include_usage`), so the call can be billed (`auto`); `off`
+   * for a compatible server that refuses `stream_options` (SPEC section 11).
+   */
+  streamUsage: z.enum(['auto', 'off']).default('auto'),
 });
 
 const modelFactsSchema = z.strictObject({

@@ -12,6 +12,7 @@ import type { ImageOrdinals, ImageFacts } from './image-set-aside/index.ts';
 import type { ImageRef } from '../providers/request-view.ts';
 import type { RemovedChars } from './accounting/removal-meter.ts';
 import type { CacheKeyRefusals } from './prompt-caching/cache-key-refusals.ts';
+import type { StreamUsageRefusals } from './stream-usage/stream-usage-refusals.ts';
 
 /** The chat's recorded decisions, as the read models hold them. */
 export interface ChatDecisions {
@@ -58,6 +59,8 @@ export interface CallContext {
   readonly imageOrdinals: ImageOrdinals;
   /** The providers that refused the gateway's `prompt_cache_key`, shared by the gateway's calls. */
   readonly cacheKeyRefusals: CacheKeyRefusals;
+  /** The providers that refused the `stream_options` the gateway asks usage with, shared likewise. */
+  readonly streamUsageRefusals: StreamUsageRefusals;
   /** What the chat log knows of an image (stored attachment facts and read-only copy path). */
   describeImage(image: ImageRef, key: string): ImageFacts;
   /** Appends decision events to the chat log; resolves once they are durable. */
@@ -78,6 +81,11 @@ export interface CallContext {
     imageReplay: { imagesRemoved: number; referencesRemoved: number };
     /** What prompt caching added (the `x-oda-prompt-caching` value), when it acted. */
     promptCaching?: string;
+    /**
+     * True when the gateway asked for a streamed answer's usage the client did not ask for: the
+     * usage-only chunk is then the gateway's, kept out of the client's stream.
+     */
+    streamUsageAdded?: boolean;
     /** The image replay window this request used (its first kept turn), logged with the response. */
     imageReplayFrom?: number;
     /** Estimate characters each mechanism removed from this request, repairs included. */

@@ -1,6 +1,6 @@
 /**
  * The LLM pipeline, in order (SPEC sections 3 and 11): prompt caching for requests that ask for
- * none, replay the chat's recorded decisions, the image replay clean-up, cache-TTL pruning (which
+ * none, the ask for a streamed answer's usage where the client made none, replay the chat's recorded decisions, the image replay clean-up, cache-TTL pruning (which
  * replays its own sticky projection first), then trimming at the compaction point. Each step edits
  * the request as sent, in place, through the format's request view; the repairs (image set-aside,
  * overflow trimming) run later, in the repair loop.
@@ -14,10 +14,12 @@ import { cacheTtlPruningStep } from './cache-ttl-pruning/cache-ttl-pruning-step.
 import { imageReplayStep } from './image-replay/image-replay-step.ts';
 import { promptCachingStep } from './prompt-caching/prompt-caching-step.ts';
 import { replayDecisionsStep } from './steps/replay-decisions.ts';
+import { streamUsageStep } from './stream-usage/stream-usage-step.ts';
 import { compactionTrimStep } from './tool-result-trimming/compaction-trim-step.ts';
 
 export const PIPELINE: readonly PipelineStep[] = [
   promptCachingStep,
+  streamUsageStep,
   replayDecisionsStep,
   imageReplayStep,
   cacheTtlPruningStep,

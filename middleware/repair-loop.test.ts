@@ -25,6 +25,7 @@ async function run(statuses: number[], repairs: boolean[]) {
     imageLimit: async () => assert.fail('no image refusal here'),
     contextOverflow: async () => assert.fail('no overflow here'),
     cacheKeyRefused: async () => repairs.shift() ?? false,
+    streamOptionsRefused: async () => assert.fail('no stream_options refusal here'),
   };
   const result = await runRepairLoop({
     send: async () => {
@@ -85,6 +86,7 @@ test('a client that leaves during the retry backoff: the wait ends, no second at
       imageLimit: async () => false,
       contextOverflow: async () => false,
       cacheKeyRefused: async () => false,
+      streamOptionsRefused: async () => false,
     },
     retries: { maxRetries: 2, initialDelayMs: 500, maxDelayMs: 8000 },
     // The client leaves while the loop waits to retry.
@@ -116,6 +118,7 @@ test('a retry made after its wait is reported once, with its reason', async () =
       imageLimit: async () => false,
       contextOverflow: async () => false,
       cacheKeyRefused: async () => false,
+      streamOptionsRefused: async () => false,
     },
     retries: { maxRetries: 2, initialDelayMs: 1, maxDelayMs: 10 },
     sleep: async () => undefined,

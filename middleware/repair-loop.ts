@@ -2,8 +2,8 @@
  * The repair loop (SPEC section 3, step 5). Two retry layers kept apart:
  * - transport retries (connection errors, 408/409/429/5xx/529), budgeted by `retries.maxRetries`,
  *   with the SDKs' backoff and `x-should-retry` / `retry-after-ms` / `retry-after`;
- * - repairs (image set-aside, overflow trimming, taking out a prompt-cache key the provider
- *   refuses), unbudgeted and bounded by what is left to repair.
+ * - repairs (image set-aside, overflow trimming, taking out a prompt-cache key or a stream-usage
+ *   ask the provider refuses), unbudgeted and bounded by what is left to repair.
  * A failure is handled by exactly one of them. Nothing here runs after bytes reached the client:
  * the loop returns a successful response with its body unread.
  */
@@ -18,10 +18,12 @@ export interface RepairHooks {
   contextOverflow(): Promise<boolean>;
   /** Takes out the prompt-cache key the gateway added, which the provider refused; true when it did. */
   cacheKeyRefused(): Promise<boolean>;
+  /** Takes out the stream-usage ask the gateway added, which the provider refused; true when it did. */
+  streamOptionsRefused(): Promise<boolean>;
 }
 
 /** The kinds of refusal a repair round answers. */
-export type RepairKind = 'image-limit' | 'context-overflow' | 'cache-key-refused';
+export type RepairKind = 'image-limit' | 'context-overflow' | 'cache-key-refused' | 'stream-options-refused';
 
 export interface RepairLoopOptions {
   send(): Promise<UpstreamResponse>;
@@ -124,6 +126,11 @@ export async function runRepairLoop(opts: RepairLoopOptions): Promise<RepairLoop
     } else if (refusal.kind === 'cache-key-refused') {
       if (await opts.repairs.cacheKeyRefused()) {
         opts.onRepair?.('cache-key-refused');
+        continue;
+      }
+    } else if (refusal.kind === 'stream-options-refused') {
+      if (await opts.repairs.streamOptionsRefused()) {
+        opts.onRepair?.('stream-options-refused');
         continue;
       }
     }

@@ -1,13 +1,15 @@
 /**
  * The repairs of the repair loop, as hooks over the call context: image set-aside, overflow
- * trimming, and taking out a prompt-cache key the provider refuses. They change what the request
- * carries instead of repeating the call, so they spend no transport retry; each returns false when
- * nothing is left to repair, which ends the loop with the provider's refusal.
+ * trimming, and taking out a prompt-cache key or a stream-usage ask the provider refuses. They
+ * change what the request carries instead of repeating the call, so they spend no transport retry;
+ * each returns false when nothing is left to repair, which ends the loop with the provider's
+ * refusal.
  */
 import type { CallContext } from './call-context.ts';
 import type { RepairHooks } from './repair-loop.ts';
 import { chooseImagesToSetAside, setAsideImages } from './image-set-aside/index.ts';
 import { withdrawCacheKey } from './prompt-caching/withdraw-cache-key.ts';
+import { withdrawStreamUsage } from './stream-usage/withdraw-stream-usage.ts';
 import { trimAndRecord } from './tool-result-trimming/compaction-trim-step.ts';
 
 export function buildRepairs(ctx: CallContext): RepairHooks {
@@ -53,6 +55,11 @@ export function buildRepairs(ctx: CallContext): RepairHooks {
       const changed = withdrawCacheKey(ctx);
       if (changed) rounds++;
       return changed;
+    },
+    // Not a round of repairs.maxRounds: the gateway takes back an ask of its own, at most once a
+    // call, and a client must never get a refusal of what it did not send for want of a round.
+    async streamOptionsRefused() {
+      return withdrawStreamUsage(ctx);
     },
   };
 }

@@ -24,6 +24,11 @@ export type Refusal =
    * repaired by taking out a key the gateway added, never one the client set.
    */
   | { kind: 'cache-key-refused' }
+  /**
+   * The provider does not take `stream_options` (Chat Completions): repaired by taking out the
+   * `include_usage` the gateway asked for, never what the client set.
+   */
+  | { kind: 'stream-options-refused' }
   | { kind: 'transient' }
   | { kind: 'other' };
 
@@ -159,6 +164,11 @@ export interface FormatAdapter {
   normalizeRequest(body: Record<string, unknown>, opts?: NormalizeOptions): NormalizedRequest;
   normalizeResponse(json: unknown): NormalizedResponse;
   createStreamAccumulator(): StreamAccumulator;
+  /**
+   * For formats whose streams carry usage only when asked (Chat Completions): true for the SSE event
+   * (its bytes) that carries only the usage, which a client that did not ask is not sent.
+   */
+  isUsageOnlyEvent?(event: Buffer): boolean;
   /**
    * The provider's message when a 2xx JSON answer says the call failed (an error body sent with
    * 200, a failed response); undefined for an answer.

@@ -143,6 +143,18 @@ export interface RequestView {
    * null); false when the view set none (a key the client set is never taken out).
    */
   removeAddedPromptCacheKey?(): boolean;
+  /**
+   * Asks the provider for a streamed answer's usage (Chat Completions `stream_options.include_usage:
+   * true`) when the request streams and does not ask for it; false when it is no stream, already
+   * asks, or the format sends usage unasked (SPEC section 11).
+   */
+  askStreamUsage?(): boolean;
+  /**
+   * Takes back the ask `askStreamUsage` made, leaving `stream_options` as the client sent it; says
+   * whether the options were all the view's (`whole`: the client sent none, or null) or the ask was
+   * merged into the client's own (`merged`); undefined when the view made none.
+   */
+  removeAddedStreamUsage?(): 'whole' | 'merged' | undefined;
   /** Calls `listener` after every edit made through the view from now on (undefined stops it). */
   onEdit?(listener: ((edit: ViewEdit) => void) | undefined): void;
   /**

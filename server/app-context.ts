@@ -14,6 +14,7 @@ import type { CachedItemOwners } from './item-owners-cache.ts';
 import type { UnrecordedAnswers } from './unrecorded-answers.ts';
 import type { LimitedLog } from './limited-log.ts';
 import type { CacheKeyRefusals } from '../middleware/prompt-caching/cache-key-refusals.ts';
+import type { StreamUsageRefusals } from '../middleware/stream-usage/stream-usage-refusals.ts';
 
 /** Everything a route needs, built once by createApp. */
 export interface AppContext {
@@ -38,6 +39,8 @@ export interface AppContext {
   readonly random: () => number;
   /** The providers that refused the gateway's `prompt_cache_key`, learned from their refusals. */
   readonly cacheKeyRefusals: CacheKeyRefusals;
+  /** The providers that refused the `stream_options` the gateway asks a stream's usage with. */
+  readonly streamUsageRefusals: StreamUsageRefusals;
   /** Turns of the event loop for heavy stages, one request at a time, round robin between teams (SPEC section 14). */
   readonly turns: TurnTaker;
   /** True when clients' own provider credentials are forwarded (no teams configured). */

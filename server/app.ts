@@ -34,6 +34,7 @@ import { readBody } from './read-body.ts';
 import { TurnTaker } from '../lib/in-turns.ts';
 import { ChatBinder } from './chat-binder.ts';
 import { CacheKeyRefusals } from '../middleware/prompt-caching/cache-key-refusals.ts';
+import { StreamUsageRefusals } from '../middleware/stream-usage/stream-usage-refusals.ts';
 import type { Config } from '../config/config.ts';
 import { errorHandler } from './error-handler.ts';
 import { LANE_ROUTE, mountModelLane } from './model-lane.ts';
@@ -183,6 +184,12 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
       logger.warn(
         { provider },
         `provider ${provider} refuses prompt_cache_key: requests to it now go without the key; set providers[].promptCaching.cacheKey: false for this provider to skip the refused attempt after a restart`,
+      ),
+    ),
+    streamUsageRefusals: new StreamUsageRefusals((provider) =>
+      logger.warn(
+        { provider },
+        `provider ${provider} refuses stream_options: streamed Chat Completions requests to it now go without asking for usage, so those whose client does not ask are counted with no tokens; set providers[].streamUsage: off for this provider to skip the refused attempt after a restart`,
       ),
     ),
     turns,

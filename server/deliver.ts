@@ -9,6 +9,7 @@ import {
   type UpstreamResponse,
 } from '../providers/upstream-client.ts';
 import type { RepairLoopResult } from '../middleware/repair-loop.ts';
+import { SseEventFilter } from '../lib/sse-event-filter.ts';
 import { isClientGone } from './client-gone.ts';
 import { StreamRecord } from './stream-record.ts';
 import { cutShort, markCut, providerErrorReason, type CutReason } from './cut-short.ts';
@@ -115,6 +116,11 @@ export async function deliverSuccess(
   onResponseId?: (responseId: string) => Promise<void>,
   /** Most characters of a streamed answer the log keeps (`MAX_RECORDED_STREAM_CHARS` by default). */
   maxRecordedChars?: number,
+  /**
+   * Events of a stream the client did not ask for (the usage-only chunk of a Chat Completions
+   * stream whose usage the gateway asked for): read for the log, kept from the client.
+   */
+  hideEvent?: (event: Buffer) => boolean,
 ): Promise<DeliveryOutcome> {
   copyHeaders(res, upstream.headers);
   res.status(upstream.status);
@@ -127,6 +133,8 @@ export async function deliverSuccess(
     let closedNormally = false;
     let brokenBy: UpstreamError | undefined;
     let idSeen = onResponseId === undefined;
+    // Whole events wait in the filter to be judged; everything else goes on as it comes.
+    const filter = hideEvent ? new SseEventFilter(hideEvent) : undefined;
     try {
       for await (const chunk of upstream.body) {
         if (signal.aborted) break;
@@ -138,8 +146,10 @@ export async function deliverSuccess(
             await onResponseId?.(id);
           }
         }
+        const out = filter ? filter.push(chunk as Buffer) : (chunk as Buffer);
+        if (out.length === 0) continue;
         // A client already gone emits no more `drain` nor `close`: nothing to wait for.
-        if (!res.write(chunk) && !isClientGone(res))
+        if (!res.write(out) && !isClientGone(res))
           await new Promise<void>((resolve) => {
             const done = () => {
               res.off('drain', done);
@@ -178,6 +188,9 @@ export async function deliverSuccess(
       ...(notRecorded !== undefined ? { notRecorded } : {}),
       ...(cutBy ? { cutBy } : {}),
     };
+    // Bytes the filter still holds: what followed the last whole event, sent as they came.
+    const rest = filter && !signal.aborted ? filter.end() : undefined;
+    if (rest && rest.length > 0) res.write(rest);
     await beforeEnd(outcome);
     if (closedNormally) {
       // The client gets the provider's close; the answer it carries is counted as cut all the same.

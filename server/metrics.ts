@@ -55,7 +55,7 @@ export class Metrics {
   });
   readonly repairs = new Counter({
     name: 'oda_repair_rounds_total',
-    help: 'Repair rounds (image set-aside, overflow trimming, a refused prompt-cache key taken out), by kind',
+    help: 'Repair rounds (image set-aside, overflow trimming, a refused prompt-cache key or stream-usage ask taken out), by kind',
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });

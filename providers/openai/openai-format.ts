@@ -6,6 +6,7 @@ import { classifyOpenaiRefusal } from './openai-refusal-classifier.ts';
 import { createOpenaiRequestView } from './request-view.ts';
 import { normalizeOpenaiRequest, normalizeOpenaiResponse } from './normalize.ts';
 import { createOpenaiStreamAccumulator } from './openai-stream-accumulator.ts';
+import { isUsageOnlyChunk } from './stream-usage.ts';
 
 /**
  * The OpenAI Chat Completions wire format (also OpenAI-compatible servers).
@@ -19,6 +20,7 @@ export const openaiFormat: FormatAdapter = {
   normalizeRequest: normalizeOpenaiRequest,
   normalizeResponse: normalizeOpenaiResponse,
   createStreamAccumulator: createOpenaiStreamAccumulator,
+  isUsageOnlyEvent: isUsageOnlyChunk,
   answerFailure: openaiInBandError,
   classifyRefusal: classifyOpenaiRefusal,
   errorBody: openaiErrorBody,

@@ -23,6 +23,7 @@ import {
   promptCacheKeyField,
   type EditReporter,
 } from '../view-edits.ts';
+import { STREAM_OPTIONS_FIELD, streamUsageField } from './stream-usage.ts';
 
 /** Maps a wire role to the view's role; undefined for roles the view does not know. */
 function viewRole(role: unknown): ViewRole | undefined {
@@ -250,6 +251,8 @@ export function createOpenaiRequestView(body: Record<string, unknown>): RequestV
     },
 
     ...promptCacheKeyField(body, tracker.member(PROMPT_CACHE_KEY_FIELD)),
+
+    ...streamUsageField(body, tracker.member(STREAM_OPTIONS_FIELD)),
 
     editedPlaces() {
       return tracker.places;

@@ -41,6 +41,7 @@ export function buildContext(
     lastCacheTouchAt: binding.lastCacheTouchAt,
     imageOrdinals: imageOrdinals(view),
     cacheKeyRefusals: app.cacheKeyRefusals,
+    streamUsageRefusals: app.streamUsageRefusals,
     describeImage: (image, key) => binding.describeImage(image, key),
     record: (events) => binding.record(events),
     effects: {

@@ -86,6 +86,8 @@ export async function respond(
       // retrieved or cancelled while it runs, long before its answer is logged.
       call.adapter.storesResponses ? (id) => recordOwnerSafely(app, call, id, binding.chatId) : undefined,
       app.maxRecordedStreamChars,
+      // The usage the gateway asked for, not the client: the log reads it, the client never sees it.
+      ctx.effects.streamUsageAdded ? call.adapter.isUsageOnlyEvent : undefined,
     );
   } catch (e) {
     if (!(e instanceof UpstreamError)) throw e;

@@ -125,12 +125,20 @@ for (const c of CASES) {
       open = await new FakeProvider().start();
       gw = await startGateway({
         fakeProvider: open,
-        // Prompt caching at its default (auto); both providers at theirs (cacheKey: true).
+        // Prompt caching at its default (auto); both providers at theirs (cacheKey: true). The
+        // bodies are compared byte for byte with the client's, so no stream-usage ask is added
+        // (stream-usage.test.ts has its own refusing provider).
         config: {
           promptCaching: {},
           providers: [
-            { name: 'picky', format: 'openai', baseUrl: `${picky.url}/v1`, models: ['picky-*'] },
-            { name: 'open', format: 'openai', baseUrl: `${open.url}/v1`, models: ['*'] },
+            {
+              name: 'picky',
+              format: 'openai',
+              baseUrl: `${picky.url}/v1`,
+              models: ['picky-*'],
+              streamUsage: 'off',
+            },
+            { name: 'open', format: 'openai', baseUrl: `${open.url}/v1`, models: ['*'], streamUsage: 'off' },
           ],
         },
         deps: { logger: createLogger('warn', logs) },

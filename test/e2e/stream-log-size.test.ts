@@ -46,8 +46,10 @@ describe('a long streamed answer in the chat log', () => {
     assert.equal(res.status, 200);
     return res.text();
   }
-  const chatBody = { model: 'gpt-test', stream: true, messages: [{ role: 'user', content: 'hi' }] };
-  const messagesBody = { ...chatBody, model: 'claude-test', max_tokens: 10 };
+  const base = { model: 'gpt-test', stream: true, messages: [{ role: 'user', content: 'hi' }] };
+  // The scripted streams end with the usage-only chunk, which a client gets when it asks for it.
+  const chatBody = { ...base, stream_options: { include_usage: true } };
+  const messagesBody = { ...base, model: 'claude-test', max_tokens: 10 };
 
   async function tooLarge(): Promise<number> {
     const text = await (await fetch(`${gw.url}/metrics`)).text();

@@ -86,7 +86,11 @@ export interface SseEvent {
   data: string;
 }
 
-/** An OpenAI chat.completion.chunk stream of `pieces`, with a usage-only chunk and [DONE]. */
+/**
+ * An OpenAI chat.completion.chunk stream of `pieces`, then [DONE]. With `includeUsage` (the
+ * request's `stream_options.include_usage`) it is as OpenAI sends it when asked: every chunk
+ * carries `"usage": null`, and a usage-only chunk (`"choices": []`) comes last before [DONE].
+ */
 export function openaiStream(model: string, pieces: string[], includeUsage = true): SseEvent[] {
   const chunk = (delta: unknown, finish: string | null) => ({
     data: JSON.stringify({
@@ -95,6 +99,7 @@ export function openaiStream(model: string, pieces: string[], includeUsage = tru
       created: 1_700_000_000,
       model,
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      ...(includeUsage ? { usage: null } : {}),
     }),
   });
   const events: SseEvent[] = [chunk({ role: 'assistant', content: '' }, null)];

@@ -272,6 +272,7 @@ export class FakeProvider {
     const pieces = this.options.streamPieces ?? ['Hello', ' from', ' the', ' fake', ' provider.'];
     const inputTokens = Math.ceil(size / 4);
     if (body.stream === true) {
+      // As OpenAI: the usage (and `usage: null` on every other chunk) only when the request asks.
       const includeUsage =
         typeof body.stream_options === 'object' && body.stream_options !== null
           ? (body.stream_options as { include_usage?: boolean }).include_usage === true
