@@ -2,9 +2,9 @@
  * Instructions per request (`npm run bench -- instructions`, on request): the CPU work each request
  * costs the node proxy, the Express floor and the gateway, counted by valgrind's callgrind rather
  * than timed. A count depends far less on what else the machine is doing than a timing: a whole
- * run's total repeats within about half a percent, and the per-request figure (a difference of two
- * totals, so the totals' spread is magnified) within about 10%, where timed rounds on a shared
- * 2-core machine spread by 10-50%. What still moves it: timers and V8's heuristics run on wall-clock
+ * run's total repeats within about half a percent, and the steady per-request figure (below; a
+ * difference of two totals, so their spread is magnified) within about 2%, where timed rounds on a
+ * shared 2-core machine spread by 10-50%. What still moves it: timers and V8's heuristics run on wall-clock
  * time, which callgrind slows down by a different factor on a busy machine.
  *
  * Each target runs under callgrind (`node --single-threaded`, so V8 compiles on the main thread and
