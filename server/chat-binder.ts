@@ -68,8 +68,9 @@ export interface BindInput {
   continues?: { chatId: string; responseId?: string };
   /**
    * The side conversation this call belongs to whatever it looks like (a compaction endpoint's
-   * calls): logged in the session's side chat of that purpose, also when it names a response, whose
-   * chat is then the session.
+   * calls): logged in the session's side chat of that purpose (whose parent is the sub-agent's chat
+   * when the client names a sub-agent, as for its own side requests), also when it names a
+   * response, whose chat is then the session.
    */
   side?: string;
 }
@@ -144,12 +145,17 @@ export class ChatBinder {
     const input: BindInput = call.side !== undefined ? { ...call, continues: undefined } : call;
     // Cheap refusals first, before any normalizing or attachment writing.
     const meta = headerMetadata(input.headers, input.caller);
+    // A side request's sub-agent is read from the client's headers, unless its chat is a response's
+    // (the session id is then that chat, not the client's).
     const place: ConversationPlace =
-      input.side !== undefined
-        ? { kind: 'side', purpose: input.side }
-        : input.continues !== undefined
-          ? { kind: 'main' }
-          : placeInSession(requested?.source, input.headers, input.adapter.requestTraits(input.body));
+      input.continues !== undefined
+        ? { kind: 'main' }
+        : placeInSession(
+            call.continues === undefined ? requested?.source : undefined,
+            input.headers,
+            input.adapter.requestTraits(input.body),
+            input.side,
+          );
     const baseId = await this.conversationChat(sessionId, place, input, wire, meta);
     // Only an admin-made or pre-teams chat can sit in a team's namespace; it is not the team's.
     // The chat's team also names the folder its images go to (an admin's call into a team's chat).

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isChatId } from '../chat-log/chat-id.ts';
-import { childChatId, sideChatId, sideChatPrefix, subagentChatId } from './conversations.ts';
+import { childChatId, placeInSession, sideChatId, sideChatPrefix, subagentChatId } from './conversations.ts';
 import { scopedChatId } from './team-scope.ts';
 
 const longTeam = 'platform-engineering-infrastructure-reliability-team-eu'; // 55 characters
@@ -52,4 +52,41 @@ test("a session's side chats start with its side chat prefix, however long the s
   assert.ok(
     !sideChatId('session:abcd', 'summary', ['r']).startsWith(sideChatPrefix('session:abc', 'summary')),
   );
+});
+
+test('a side request by its endpoint (a compaction) belongs to the sub-agent the client names', () => {
+  const traits = { tools: 3, messages: 4, structuredOutput: false, maxTokens: undefined };
+  const codex = (thread: string, kind: string) => ({
+    'session-id': 'S',
+    'thread-id': thread,
+    'x-codex-turn-metadata': JSON.stringify({ session_id: 'S', thread_id: thread, request_kind: kind }),
+  });
+  // The endpoint's purpose, whatever request kind the client says; the thread's agent kept.
+  for (const kind of ['turn', 'compaction', 'other_kind'])
+    assert.deepEqual(placeInSession('client', codex('T1', kind), traits, 'compaction'), {
+      kind: 'side',
+      purpose: 'compaction',
+      agentId: 'T1',
+    });
+  assert.deepEqual(placeInSession('client', codex('S', 'turn'), traits, 'compaction'), {
+    kind: 'side',
+    purpose: 'compaction',
+  });
+  assert.deepEqual(placeInSession('client', { 'x-claude-code-agent-id': 'a1' }, traits, 'compaction'), {
+    kind: 'side',
+    purpose: 'compaction',
+    agentId: 'a1',
+  });
+  // A chat the caller named, or a response's: no sub-agent read from the headers.
+  for (const source of ['header', 'derived', undefined] as const)
+    assert.deepEqual(placeInSession(source, codex('T1', 'turn'), traits, 'compaction'), {
+      kind: 'side',
+      purpose: 'compaction',
+    });
+  // Without an endpoint's purpose, as before.
+  assert.deepEqual(placeInSession('client', codex('T1', 'turn'), traits), {
+    kind: 'subagent',
+    agentId: 'T1',
+  });
+  assert.deepEqual(placeInSession('client', codex('S', 'turn'), traits), { kind: 'main' });
 });

@@ -5,7 +5,8 @@
  * - side requests (session titles, summaries, classifiers, quota probes) go to side chats of the
  *   session, never to the main chat or its branches;
  * - a sub-agent's conversation is a child chat named after its agent id; its side requests (a Codex
- *   sub-agent thread's compaction) go to side chats of the session whose parent is that chat.
+ *   sub-agent thread's compaction, inline or through `POST /v1/responses/compact`) go to side chats
+ *   of the session whose parent is that chat.
  * The rule reads what each conversation is rooted in: the agent or thread the client names, and the
  * request's shape (a side request offers no tools, carries one message, and asks for structured
  * output or a single token). Only sessions a client identified this way are split: a request that
@@ -49,15 +50,26 @@ const CODEX_MAIN_KINDS = new Set(['turn', 'user_turn', 'regular', 'review', 'com
 
 const AGENT_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
-/** Where a request belongs in its session. */
+/** The place of a request of sub-agent `agentId` (if any) whose side purpose is `purpose` (if any). */
+function place(purpose: string | undefined, agentId: string | undefined): ConversationPlace {
+  if (purpose !== undefined) return { kind: 'side', purpose, ...(agentId !== undefined ? { agentId } : {}) };
+  return agentId !== undefined ? { kind: 'subagent', agentId } : { kind: 'main' };
+}
+
+/**
+ * Where a request belongs in its session. `side`: the purpose of a side request whatever the
+ * request says (a compaction endpoint's calls); the sub-agent it names still owns it, as it owns the
+ * side requests its client marks as such.
+ */
 export function placeInSession(
   source: SessionIdSource['source'] | undefined,
   headers: IncomingHttpHeaders,
   traits: RequestTraits,
+  side?: string,
 ): ConversationPlace {
-  if (source !== 'client') return { kind: 'main' };
+  if (source !== 'client') return place(side, undefined);
   const agent = one(headers, 'x-claude-code-agent-id');
-  if (agent !== undefined && AGENT_ID.test(agent)) return { kind: 'subagent', agentId: agent };
+  if (agent !== undefined && AGENT_ID.test(agent)) return place(side, agent);
   const codex = codexTurnMetadata(headers);
   if (codex) {
     const session = codex.session_id;
@@ -69,14 +81,14 @@ export function placeInSession(
         : undefined;
     // A side request (a compaction) of a sub-agent's thread is a side request of the sub-agent's chat.
     const kind = codex.request_kind;
-    if (typeof kind === 'string' && /^[a-z_]{1,32}$/.test(kind) && !CODEX_MAIN_KINDS.has(kind))
-      return {
-        kind: 'side',
-        purpose: kind.replace(/_/g, '-'),
-        ...(agentId !== undefined ? { agentId } : {}),
-      };
-    if (agentId !== undefined) return { kind: 'subagent', agentId };
+    const purpose =
+      side ??
+      (typeof kind === 'string' && /^[a-z_]{1,32}$/.test(kind) && !CODEX_MAIN_KINDS.has(kind)
+        ? kind.replace(/_/g, '-')
+        : undefined);
+    if (purpose !== undefined || agentId !== undefined) return place(purpose, agentId);
   }
+  if (side !== undefined) return place(side, undefined);
   if (traits.tools === 0 && traits.messages <= 1) {
     if (traits.maxTokens !== undefined && traits.maxTokens <= 1) return { kind: 'side', purpose: 'quota' };
     if (traits.structuredOutput) return { kind: 'side', purpose: 'structured' };

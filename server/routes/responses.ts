@@ -13,8 +13,9 @@ export function responsesHandler(app: AppContext): RequestHandler {
 /**
  * POST /v1/responses/compact: the Responses API's compaction (`client.responses.compact`), a model
  * call answered with the user messages and one opaque `compaction` item. Through the same corridor
- * as `POST /v1/responses`, logged as the session's compaction side request: a next turn that sends
- * its output back continues the main chat with the compaction recorded (SPEC section 10).
+ * as `POST /v1/responses`, logged as the session's compaction side request (a sub-agent's, when the
+ * client names one): a next turn that sends its output back continues the chat it compacted (the
+ * main chat, or the sub-agent's) with the compaction recorded (SPEC section 10).
  */
 export function responsesCompactHandler(app: AppContext): RequestHandler {
   return modelCallHandler(app, 'responses', { path: RESPONSES_COMPACT_PATH, side: 'compaction' });

@@ -5,7 +5,8 @@
 // whose parent is the sub-agent's chat, apart from the main thread's compaction (the sub-agent starts
 // from the same context), and the sub-agent's next turn, built from the summary, continues the
 // sub-agent's chat with the compaction recorded, not a branch of it. Both a summary in text and
-// OpenAI's opaque compaction item (remote compaction).
+// OpenAI's opaque compaction item (remote compaction), and a `POST /v1/responses/compact` with the
+// sub-agent thread's headers, which the compaction endpoint places the same way.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
@@ -40,32 +41,59 @@ const summary = (who: string): string =>
   ].join('\n');
 const answer = (text: string): Item => responsesMessage(text, `msg_${text.length}`);
 
-/** A call of thread `thread` (the session's own thread is the main one) with request kind `kind`. */
-async function call(gw: TestGateway, thread: string, kind: string, input: Item[], output: Item[]) {
-  gw.fake.script({ responses: { output } });
+/**
+ * The headers Codex sends on a call of session `session`'s thread `thread` (the session's own thread
+ * is the main one) with request kind `kind`; without the `thread-id` header when `threadHeader` is
+ * false (the turn metadata alone names the thread).
+ */
+function codexHeaders(
+  session: string,
+  thread: string,
+  kind: string,
+  threadHeader = true,
+): Record<string, string> {
   const md = {
-    session_id: S,
+    session_id: session,
     thread_id: thread,
     turn_id: `t-${kind}`,
     request_kind: kind,
-    ...(thread === S
+    ...(thread === session
       ? { thread_source: 'user' }
-      : { thread_source: 'subagent', subagent_kind: 'thread_spawn', parent_thread_id: S }),
+      : { thread_source: 'subagent', subagent_kind: 'thread_spawn', parent_thread_id: session }),
   };
-  const res = await fetch(`${gw.url}/v1/responses`, {
+  return {
+    'content-type': 'application/json',
+    authorization: 'Bearer sk',
+    'session-id': session,
+    ...(threadHeader ? { 'thread-id': thread } : {}),
+    'x-codex-turn-metadata': JSON.stringify(md),
+  };
+}
+
+/** A `POST` of `input` to `path` with `headers`: the chat it was logged in and the output. */
+async function post(gw: TestGateway, path: string, headers: Record<string, string>, input: Item[]) {
+  const key = headers['session-id'];
+  const res = await fetch(`${gw.url}${path}`, {
     method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      authorization: 'Bearer sk',
-      'session-id': S,
-      'thread-id': thread,
-      'x-codex-turn-metadata': JSON.stringify(md),
-    },
-    body: JSON.stringify({ model: 'gpt-5.1-codex', store: false, prompt_cache_key: S, input }),
+    headers,
+    body: JSON.stringify({ model: 'gpt-5.1-codex', store: false, prompt_cache_key: key, input }),
   });
   const body = (await res.json()) as { output: Item[] };
   assert.equal(res.status, 200, JSON.stringify(body));
   return { chat: res.headers.get('x-session-id')!, output: body.output };
+}
+
+/** A `POST /v1/responses` of thread `thread` with request kind `kind`, answered with `output`. */
+async function call(
+  gw: TestGateway,
+  thread: string,
+  kind: string,
+  input: Item[],
+  output: Item[],
+  session = S,
+) {
+  gw.fake.script({ responses: { output } });
+  return post(gw, '/v1/responses', codexHeaders(session, thread, kind), input);
 }
 
 interface Node {
@@ -189,4 +217,54 @@ describe("a Codex sub-agent's compaction", () => {
       [],
     );
   });
+
+  // `POST /v1/responses/compact` with a thread's headers (the provider answers with the user
+  // messages and one opaque `compaction` item): placed as that thread's inline compaction is, the
+  // sub-agent's before or after the main thread's. A session of its own for each.
+  const variants = [
+    { name: 'the thread-id header', threadHeader: true, mainFirst: false, n: 3 },
+    { name: 'the turn metadata alone', threadHeader: false, mainFirst: true, n: 4 },
+  ];
+  for (const { name, threadHeader, mainFirst, n } of variants) {
+    test(`a sub-agent's POST /v1/responses/compact (${name}) is a side chat of the sub-agent's chat`, async () => {
+      const S2 = `019a0000-0000-7000-8000-00000000c5a${n}`;
+      const T = `019a0000-0000-7000-8000-00000000c5b${n}`;
+      const MAIN2 = `session:${S2}`;
+      const AGENT = `${MAIN2}.agent-${T}`;
+      const SIDE2 = new RegExp(`^session:${S2}\\.side-compaction-[0-9a-f]{12}$`);
+      const start = user('Run the plan');
+      assert.equal((await call(gw, S2, 'turn', [dev, env, start], [answer('Started.')], S2)).chat, MAIN2);
+      const task = user('Sub task: list the scripts');
+      assert.equal((await call(gw, T, 'turn', [dev, env, task], [answer('Listed.')], S2)).chat, AGENT);
+
+      const compact = (thread: string, history: Item[]) =>
+        post(gw, '/v1/responses/compact', codexHeaders(S2, thread, 'compaction', threadHeader), history);
+      const compactMain = () => compact(S2, [dev, env, start, answer('Started.')]);
+      const mainFirstSide = mainFirst ? await compactMain() : undefined;
+      const side = await compact(T, [dev, env, task, answer('Listed.')]);
+      assert.match(side.chat, SIDE2, "the sub-agent's compaction is a side chat, not the sub-agent's own");
+      const sideInfo = await session(gw, side.chat);
+      assert.equal(sideInfo.header.parent, AGENT, "its parent is the sub-agent's chat");
+      assert.equal(sideInfo.header.conversation?.purpose, 'compaction');
+      assert.equal(side.output.at(-1)?.type, 'compaction');
+      // The main thread's compaction still names the main chat, apart from the sub-agent's.
+      const mainSide = mainFirstSide ?? (await compactMain());
+      assert.match(mainSide.chat, SIDE2);
+      assert.notEqual(side.chat, mainSide.chat, "apart from the main thread's compaction");
+      assert.equal((await session(gw, mainSide.chat)).header.parent, MAIN2);
+
+      // The sub-agent's next turn: the initial context, then the compact output as received.
+      const next = await call(gw, T, 'turn', [dev, ...side.output, user('Run them')], [answer('Ran.')], S2);
+      assert.equal(next.chat, AGENT, 'the compacted history continues the sub-agent chat');
+      assert.equal(eventsOfType(await sessionEvents(gw.url, AGENT), 'compaction').length, 1);
+      assert.equal((await texts(gw, AGENT)).at(-1), 'Ran.');
+      assert.deepEqual(
+        (await ids(gw)).filter((id) => id.startsWith(MAIN2) && /\.b[0-9a-f]+$/.test(id)),
+        [],
+        'no branch',
+      );
+      // The main chat took neither compaction.
+      assert.equal(eventsOfType(await sessionEvents(gw.url, MAIN2), 'compaction').length, 0);
+    });
+  }
 });
