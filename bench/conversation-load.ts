@@ -44,13 +44,15 @@ export interface LoadOptions {
   connections: number;
   spread: Spread;
   seconds: number;
+  /** Stop after this many requests instead (a warm-up: the same work for a fast and a slow target). */
+  requests?: number;
   /** The process whose CPU time is measured (the target itself when it is one of ours). */
   cpuOf?: Pick<ChildHandle, 'usage'>;
   /** Headers added to every request (a peer gateway's routing headers). */
   headers?: Record<string, string>;
 }
 
-/** Runs the load against `target` for `seconds`; chat ids are new for every run. */
+/** Runs the load against `target` for `seconds` (or `requests`); chat ids are new for every run. */
 export async function conversationLoad(
   target: Pick<ChildHandle, 'url'>,
   o: LoadOptions,
@@ -66,7 +68,7 @@ export async function conversationLoad(
     url: target.url + PATHS[o.format],
     method: 'POST',
     connections: o.connections,
-    duration: o.seconds,
+    ...(o.requests === undefined ? { duration: o.seconds } : { amount: o.requests }),
     headers: base,
     body: bodies[0],
     setupClient(client) {

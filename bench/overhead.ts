@@ -28,6 +28,7 @@ import type { ChildHandle, ChildUsage } from './processes.ts';
 import { withSpread, type SectionReport, type TargetCheck } from './report.ts';
 import { startGateway, startStack, tmpfsRoot, type GatewayHandle } from './stack.ts';
 import { summarize, type Summary } from './stats.ts';
+import { WARM_UP_PATHS, WARM_UP_REQUESTS } from './warm-up.ts';
 
 /**
  * `gatewayTmpfs` is the same gateway with its data dir on tmpfs, where fsync costs nothing: the
@@ -129,10 +130,18 @@ export async function overheadBench(ctx: BenchContext): Promise<SectionReport> {
   const rssSamples: number[] = [];
   const idle = await stack.gateway!.usage();
   try {
-    // Warm-up: every path of every process runs hot before anything is measured.
-    for (const format of ['openai', 'anthropic'] as const) {
-      for (const stream of [false, true]) {
-        for (const t of TARGETS) await run(t, format, stream, 10, 'perConnection', 0.5);
+    // Warm-up: every path of every process runs hot before anything is measured, the same number
+    // of requests for each (bench/warm-up.ts says why a count and not a duration).
+    for (const { format, stream } of WARM_UP_PATHS) {
+      for (const t of TARGETS) {
+        await conversationLoad(handles[t]!, {
+          format,
+          stream,
+          connections: 10,
+          spread: 'perConnection',
+          seconds: 0,
+          requests: WARM_UP_REQUESTS,
+        });
       }
     }
     const raw = new Map<string, Partial<Record<Target, LoadFigures[]>>>();

@@ -92,7 +92,9 @@ export async function streamingBench(ctx: BenchContext): Promise<SectionReport> 
   const perRound = ctx.quick ? 5 : 6;
   const results: Array<{ format: Format; byTarget: Partial<Record<Target, StreamFigures>> }> = [];
   try {
-    for (const t of targets) await warmUp(handles[t]!.url);
+    // Every streamed answer here takes 200 ms (one event per ms): 50 connections get a warm-up's
+    // requests through in seconds.
+    for (const t of targets) await warmUp(handles[t]!.url, { connections: 50 });
     // Every stream continues its chat: the history sent back holds the streamed answer.
     const answer = pieces.join('');
     for (const format of ['anthropic', 'openai'] as const) {
