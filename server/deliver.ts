@@ -138,18 +138,24 @@ export async function deliverSuccess(
     try {
       for await (const chunk of upstream.body) {
         if (signal.aborted) break;
-        record.push(chunk as Buffer);
-        if (!idSeen) {
+        const bytes = chunk as Buffer;
+        // Until the answer's id is known, the log reads each chunk before it goes out (the id must
+        // be in place first); after that the chunk goes out first and the log reads it while the
+        // bytes travel, so the log's parse is not on the path of the client's bytes.
+        const recordFirst = !idSeen;
+        if (recordFirst) {
+          record.push(bytes);
           const id = acc.responseId?.();
           if (id !== undefined) {
             idSeen = true;
             await onResponseId?.(id);
           }
         }
-        const out = filter ? filter.push(chunk as Buffer) : (chunk as Buffer);
-        if (out.length === 0) continue;
+        const out = filter ? filter.push(bytes) : bytes;
+        const flowing = out.length === 0 || res.write(out);
+        if (!recordFirst) record.push(bytes);
         // A client already gone emits no more `drain` nor `close`: nothing to wait for.
-        if (!res.write(out) && !isClientGone(res))
+        if (!flowing && !isClientGone(res))
           await new Promise<void>((resolve) => {
             const done = () => {
               res.off('drain', done);
