@@ -233,7 +233,7 @@ export const configSchema = z.strictObject({
     .prefault({}),
   repairs: z
     .strictObject({
-      /** Repair rounds per call at most, every kind together (images, overflow, a refused cache key). */
+      /** Repair rounds per call at most, images and overflow together (taking back an ask of the gateway's own spends none). */
       maxRounds: z.number().int().positive().max(100).default(8),
     })
     .prefault({}),

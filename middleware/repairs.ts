@@ -50,14 +50,12 @@ export function buildRepairs(ctx: CallContext): RepairHooks {
       if (changed) rounds++;
       return changed;
     },
+    // Neither take-back is a round of repairs.maxRounds: the gateway takes back an ask of its own
+    // (a key or a stream-usage ask it added), at most once a call each, and a client must never
+    // get a refusal of what it did not send for want of a round.
     async cacheKeyRefused() {
-      if (rounds >= maxRounds) return false;
-      const changed = withdrawCacheKey(ctx);
-      if (changed) rounds++;
-      return changed;
+      return withdrawCacheKey(ctx);
     },
-    // Not a round of repairs.maxRounds: the gateway takes back an ask of its own, at most once a
-    // call, and a client must never get a refusal of what it did not send for want of a round.
     async streamOptionsRefused() {
       return withdrawStreamUsage(ctx);
     },

@@ -13,6 +13,7 @@ import type { RequestView } from '../../providers/request-view.ts';
 import { CacheKeyRefusals } from './cache-key-refusals.ts';
 import { promptCachingStep } from './prompt-caching-step.ts';
 import { withdrawCacheKey } from './withdraw-cache-key.ts';
+import { imageOrdinals } from '../image-set-aside/index.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -107,14 +108,27 @@ test('a key the client set is never taken out, and teaches nothing about the pro
   assert.equal(refusals.refuses('a'), false);
 });
 
-test('taking the key out is a repair round, counted against repairs.maxRounds with the others', async () => {
+test('taking the key out spends no repair round: it is taken out after the last round went to images', async () => {
   const refusals = new CacheKeyRefusals();
-  const ctx = context(chatBody(), refusals, { maxRounds: 1 });
+  const image = { type: 'image_url', image_url: { url: 'https://example.com/a.png' } };
+  const body = chatBody({ messages: [{ role: 'user', content: [{ type: 'text', text: 'look' }, image] }] });
+  const ctx = context(body, refusals, { maxRounds: 1 });
+  const recorded: unknown[] = [];
+  Object.assign(ctx, {
+    imageOrdinals: imageOrdinals(ctx.view),
+    describeImage: () => ({}),
+    record: async (events: unknown[]) => void recorded.push(...events),
+  });
   promptCachingStep.run(ctx);
+  assert.equal(typeof body.prompt_cache_key, 'string');
   const repairs = buildRepairs(ctx);
-  assert.equal(await repairs.cacheKeyRefused(), true);
-  // The one round is spent: an image refusal now ends the loop before looking at any image.
+  // The one round goes to the image the provider refused.
+  assert.equal(await repairs.imageLimit({ kind: 'image-limit' }), true);
+  assert.equal(recorded.length, 1);
   assert.equal(await repairs.imageLimit({ kind: 'image-limit' }), false);
-  // Nothing more to take out, whatever rounds are left.
-  assert.equal(await buildRepairs(ctx).cacheKeyRefused(), false);
+  // The key the gateway added is still taken out, and only once.
+  assert.equal(await repairs.cacheKeyRefused(), true);
+  assert.equal('prompt_cache_key' in body, false);
+  assert.equal(refusals.refuses('a'), true);
+  assert.equal(await repairs.cacheKeyRefused(), false);
 });

@@ -109,7 +109,7 @@ test('taking the ask back spends no repair round, whatever rounds are left', asy
   promptCachingStep.run(ctx);
   streamUsageStep.run(ctx);
   const repairs = buildRepairs(ctx);
-  // The one round goes to the refused cache key; the stream-usage ask is still taken back.
+  // With one round allowed, both asks of the gateway's own are taken back, neither spending it.
   assert.equal(await repairs.cacheKeyRefused(), true);
   assert.equal(await repairs.streamOptionsRefused(), true);
   assert.deepEqual(ctx.body, streamed());
