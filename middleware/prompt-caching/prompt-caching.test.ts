@@ -293,6 +293,20 @@ describe('cache keys, settings and the header', () => {
     assert.equal(cacheKeyFor('t:research:fix-login'), 't:research:fix-login');
   });
 
+  test("a branch's key is the key of the chat it branched from, through nested branches", () => {
+    assert.equal(cacheKeyFor('fix-login.b0123456789ab'), 'fix-login');
+    assert.equal(cacheKeyFor('fix-login.b0123456789ab.bba9876543210'), 'fix-login');
+    const long = `t:research:${'x'.repeat(100)}`;
+    assert.equal(cacheKeyFor(`${long}.b0123456789ab`), cacheKeyFor(long));
+    // Only a whole branch suffix is one: a side chat, a sub-agent or an id that looks like one keep theirs.
+    assert.equal(
+      cacheKeyFor('fix-login.side-compaction-0123456789ab'),
+      'fix-login.side-compaction-0123456789ab',
+    );
+    assert.equal(cacheKeyFor('fix-login.b0123'), 'fix-login.b0123');
+    assert.equal(cacheKeyFor('.b0123456789ab'), '.b0123456789ab');
+  });
+
   test("the provider's mode wins over the gateway's", () => {
     const provider = { style: 'automatic' as const, cacheKey: false };
     assert.deepEqual(resolvePromptCachingSettings({ mode: 'auto' }, { ...provider, mode: 'off' }), {

@@ -261,6 +261,38 @@ describe('prompt caching: OpenAI format', () => {
     else assert.match(key, /^oda:[0-9a-f]{60}$/);
   });
 
+  test("a branch of the chat (a regenerated answer) keeps the chat's key: its prefix is the chat's", async () => {
+    const send = async () => {
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: 'Bearer sk-test',
+          'x-session-id': 'cache-o4',
+        },
+        body: JSON.stringify({
+          model: MODEL,
+          messages: [
+            { role: 'system', content: 'You fix code.' },
+            { role: 'user', content: 'Write a haiku.' },
+          ],
+        }),
+      });
+      assert.equal(res.status, 200);
+      await res.json();
+      const got = gw.fake.requests[gw.fake.requests.length - 1]!;
+      return { chat: res.headers.get('x-session-id'), key: got.json?.prompt_cache_key };
+    };
+    const first = await send();
+    // The same history again a moment later: the client asks for another answer, logged as a branch.
+    gw.clock.advance(1000);
+    const again = await send();
+    assert.equal(first.chat, 'cache-o4');
+    assert.match(String(again.chat), /^cache-o4\.b[0-9a-f]{12}$/);
+    assert.equal(first.key, 'cache-o4');
+    assert.equal(again.key, 'cache-o4');
+  });
+
   test("the client's own prompt_cache_key goes through byte for byte", async () => {
     const res = await fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
