@@ -37,7 +37,10 @@ function tokenCount(value: unknown): number | undefined {
 /**
  * Maps an OpenAI-style `usage` object (Chat Completions: `prompt_tokens`, `completion_tokens`,
  * `prompt_tokens_details`; Responses: `input_tokens`, `output_tokens`, `input_tokens_details`),
- * whose input count includes the cached tokens, to the log's usage.
+ * whose input count includes the cached tokens, to the log's usage. A compatible server that
+ * counts its cache in fields of its own (DeepSeek's `prompt_cache_hit_tokens`, part of its
+ * `prompt_tokens` as OpenAI's `cached_tokens` are) has them read when `cached_tokens` is absent.
+ * https://api-docs.deepseek.com/guides/kv_cache
  */
 export function openaiStyleUsage(
   usage: unknown,
@@ -47,7 +50,9 @@ export function openaiStyleUsage(
   const inputTokens = tokenCount(usage[names.input]);
   const outputTokens = tokenCount(usage[names.output]);
   const details = usage[names.details];
-  const cacheReadTokens = isObj(details) ? tokenCount(details.cached_tokens) : undefined;
+  const cacheReadTokens =
+    (isObj(details) ? tokenCount(details.cached_tokens) : undefined) ??
+    tokenCount(usage.prompt_cache_hit_tokens);
   return {
     ...(inputTokens !== undefined && { inputTokens }),
     ...(outputTokens !== undefined && { outputTokens }),

@@ -54,6 +54,39 @@ describe('normalizeOpenaiResponse', () => {
     assert.deepEqual(response.usage, { inputTokens: 24, outputTokens: 96, cacheReadTokens: 0 });
   });
 
+  test("reads a compatible server's own cache count (DeepSeek's prompt_cache_hit_tokens)", () => {
+    const completion = (usage: Record<string, unknown>) => ({
+      id: 'c1',
+      object: 'chat.completion',
+      model: 'deepseek-chat',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+      usage,
+    });
+    // DeepSeek: prompt_tokens = hit + miss, as OpenAI's prompt_tokens include cached_tokens.
+    const deepseek = { prompt_tokens: 1500, completion_tokens: 7, total_tokens: 1507 };
+    assert.deepEqual(
+      normalizeOpenaiResponse(
+        completion({ ...deepseek, prompt_cache_hit_tokens: 1280, prompt_cache_miss_tokens: 220 }),
+      ).usage,
+      { inputTokens: 1500, outputTokens: 7, cacheReadTokens: 1280 },
+    );
+    // OpenAI's own field wins when both are there; none of them leaves the count out.
+    assert.deepEqual(
+      normalizeOpenaiResponse(
+        completion({
+          ...deepseek,
+          prompt_cache_hit_tokens: 1280,
+          prompt_tokens_details: { cached_tokens: 1024 },
+        }),
+      ).usage,
+      { inputTokens: 1500, outputTokens: 7, cacheReadTokens: 1024 },
+    );
+    assert.deepEqual(normalizeOpenaiResponse(completion(deepseek)).usage, {
+      inputTokens: 1500,
+      outputTokens: 7,
+    });
+  });
+
   test('a body that is not a completion gives an empty message', () => {
     assert.deepEqual(normalizeOpenaiResponse('nope'), {
       message: { role: 'model', content: [] },

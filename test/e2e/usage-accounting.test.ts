@@ -286,3 +286,62 @@ describe('a branch bills only its own calls', () => {
     assert.equal(ledger.usage.inputTokens, (parent.inputTokens as number) + (own.inputTokens as number));
   });
 });
+
+describe("a compatible server's own cache count", () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startGateway();
+  });
+  after(() => gw.close());
+
+  test("DeepSeek's prompt_cache_hit_tokens are billed as cache reads, streamed or not", async () => {
+    // DeepSeek's usage: prompt_tokens = prompt_cache_hit_tokens + prompt_cache_miss_tokens.
+    const usage = {
+      prompt_tokens: 1500,
+      completion_tokens: 7,
+      total_tokens: 1507,
+      prompt_cache_hit_tokens: 1280,
+      prompt_cache_miss_tokens: 220,
+    };
+    const completion = {
+      id: 'ds-1',
+      object: 'chat.completion',
+      created: 1,
+      model: 'deepseek-chat',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+      usage,
+    };
+    gw.fake.script({ json: completion });
+    const ask = { model: 'deepseek-chat', messages: [{ role: 'user', content: 'hi' }] };
+    const res = await call(gw, 'unused', '/v1/chat/completions', ask, { 'x-session-id': 'deepseek-bill' });
+    assert.equal(res.status, 200);
+    const chunk = (delta: Obj, extra: Obj = {}) =>
+      `data: ${JSON.stringify({ id: 'ds-2', object: 'chat.completion.chunk', created: 1, model: 'deepseek-chat', choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
+    gw.fake.script({
+      headers: { 'content-type': 'text/event-stream' },
+      text:
+        chunk({ role: 'assistant', content: 'ok' }) +
+        `data: ${JSON.stringify({ id: 'ds-2', object: 'chat.completion.chunk', created: 1, model: 'deepseek-chat', choices: [], usage })}\n\n` +
+        'data: [DONE]\n\n',
+    });
+    const streamed = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: 'Bearer unused',
+        'x-session-id': 'deepseek-bill-2',
+      },
+      body: JSON.stringify({ ...ask, stream: true, stream_options: { include_usage: true } }),
+    });
+    assert.equal(streamed.status, 200);
+    await streamed.text();
+    for (const id of ['deepseek-bill', 'deepseek-bill-2']) {
+      const { body } = await call(gw, 'unused', `/v1/sessions/${id}`);
+      assert.deepEqual(
+        body.usage,
+        { answered: 1, inputTokens: 220, cacheWriteTokens: 0, cacheReadTokens: 1280, outputTokens: 7 },
+        id,
+      );
+    }
+  });
+});
