@@ -4,11 +4,8 @@ import { parseMessagesBody } from '../parse-body.ts';
 import { anthropicErrorBody, anthropicInBandError } from './anthropic-error.ts';
 import { classifyAnthropicRefusal } from './anthropic-refusal-classifier.ts';
 import { createAnthropicRequestView } from './request-view.ts';
-import {
-  createAnthropicStreamAccumulator,
-  normalizeAnthropicRequest,
-  normalizeAnthropicResponse,
-} from './normalize.ts';
+import { normalizeAnthropicRequest } from './normalize.ts';
+import { createAnthropicStreamAccumulator, normalizeAnthropicResponse } from './normalize-answer.ts';
 
 /**
  * The Anthropic Messages wire format.

@@ -3,11 +3,8 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import {
-  createAnthropicStreamAccumulator,
-  normalizeAnthropicRequest,
-  normalizeAnthropicResponse,
-} from './normalize.ts';
+import { normalizeAnthropicRequest } from './normalize.ts';
+import { createAnthropicStreamAccumulator, normalizeAnthropicResponse } from './normalize-answer.ts';
 import { readSseText } from '../../lib/sse-reader.ts';
 import { webSearchResult } from './test-web-search-result.ts';
 
