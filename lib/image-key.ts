@@ -2,7 +2,7 @@
  * The stable key of an image (the `image-set-aside` event's `key`), shared by the mechanism that
  * sets images aside (from the request) and the branch seed (from the logged parts).
  */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from './sha256.ts';
 
 /** The text an image given by a provider file id stands for (its bytes are never fetched). */
 export function fileIdImageUrl(fileId: string): string {
@@ -17,8 +17,5 @@ export function fileIdImageUrl(fileId: string): string {
 export function imageKey(
   source: { kind: 'base64'; data: string; mediaType?: string } | { kind: 'url'; url: string },
 ): string {
-  const hash = createHash('sha256');
-  if (source.kind === 'base64') hash.update(Buffer.from(source.data, 'base64'));
-  else hash.update(source.url, 'utf8');
-  return hash.digest('hex');
+  return sha256Hex(source.kind === 'base64' ? Buffer.from(source.data, 'base64') : source.url);
 }

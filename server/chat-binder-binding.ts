@@ -4,7 +4,6 @@
  * decisions and of the response. Apart from the binder because it runs after the bind, when the
  * answer comes back, and needs only the chat it was bound to.
  */
-import { createHash } from 'node:crypto';
 import type { ChatLog, ChatState } from '../chat-log/chat-log.ts';
 import { describeImage, decodeImageSource } from '../chat-log/attachments.ts';
 import type { Event, NewEvent } from '../chat-log/format/current.ts';
@@ -14,6 +13,7 @@ import { OdaError } from '../lib/errors.ts';
 import type { ChatDecisions } from '../middleware/call-context.ts';
 import type { BindInput, ChatBinding, ResponseRecord } from './chat-binder.ts';
 import { branchConversation, branchId, readBranchSeed, type ParentCache } from './chat-binder-branches.ts';
+import { sha256Hex } from '../lib/sha256.ts';
 
 /** A response event as the log holds it. */
 export type ResponseEvent = Extract<Event, { type: 'response' }>;
@@ -74,7 +74,7 @@ export function chatBinding(
       if (!decoded) return {};
       const facts = describeImage(decoded.bytes);
       if (!facts) return { bytes: decoded.bytes.length };
-      const sha = createHash('sha256').update(decoded.bytes).digest('hex');
+      const sha = sha256Hex(decoded.bytes);
       return {
         mediaType: facts.mediaType,
         width: facts.width,

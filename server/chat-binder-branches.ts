@@ -4,11 +4,11 @@
  * belongs to. Apart from the binder because both the incoming history's comparison and the
  * response's recording branch a chat, and must name the same branch for the same path.
  */
-import { createHash } from 'node:crypto';
 import type { ChatLog, ChatState, MessageKey } from '../chat-log/chat-log.ts';
 import { branchSeed } from '../chat-log/branch-seed.ts';
 import { recognises } from '../chat-log/read-models/messages.ts';
 import type { Conversation, Event, Header } from '../chat-log/format/current.ts';
+import { sha256Hex } from '../lib/sha256.ts';
 
 /**
  * The id of the branch that continues `base` with the incoming history up to the divergent message.
@@ -20,7 +20,7 @@ export function branchId(base: string, digests: readonly string[]): string {
 
 /** 12 hex characters naming a path of message digests. */
 export function pathHash(digests: readonly string[]): string {
-  return createHash('sha256').update(digests.join('\n')).digest('hex').slice(0, 12);
+  return sha256Hex(digests.join('\n')).slice(0, 12);
 }
 
 /** Regenerations of one history get branches of their own up to this many; later ones share the last. */

@@ -9,7 +9,6 @@
  * `chat-binder-branches.ts` (branch and regeneration ids), `chat-binder-binding.ts` (the binding and
  * the response's recording), `chat-binder-header-metadata.ts` (the `x-session-*` headers).
  */
-import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatLog } from '../chat-log/chat-log.ts';
 import { ChatRemoved } from '../chat-log/chat-id.ts';
@@ -40,6 +39,7 @@ import { scopedChatId, visibleTo } from './team-scope.ts';
 import { appendIncoming, StalePrefix } from './chat-binder-append-incoming.ts';
 import { chatBinding } from './chat-binder-binding.ts';
 import { headerMetadata } from './chat-binder-header-metadata.ts';
+import { sha256Hex } from '../lib/sha256.ts';
 
 export interface BindInput {
   requestId: string;
@@ -240,9 +240,7 @@ export class ChatBinder {
       // Every top-level field but the conversation, system prompt, tools and model, as sent.
       settings: normalized.settings as Record<string, JsonValue>,
       tools: normalized.tools,
-      ...(normalized.system !== undefined
-        ? { systemDigest: createHash('sha256').update(normalized.system).digest('hex') }
-        : {}),
+      ...(normalized.system !== undefined ? { systemDigest: sha256Hex(normalized.system) } : {}),
     };
     // A verified prefix may belong to a branch of the named chat: continue there directly.
     const start = cached ? cached.chatId : baseId;

@@ -12,10 +12,10 @@
  * output or a single token). Only sessions a client identified this way are split: a request that
  * names its chat with `x-session-id` is taken as the caller means it.
  */
-import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestTraits } from '../providers/provider.ts';
 import type { SessionIdSource } from './session-id.ts';
+import { sha256Hex } from '../lib/sha256.ts';
 
 /**
  * A side request's `agentId`: the sub-agent whose conversation it belongs to (its side chat's
@@ -113,7 +113,7 @@ export function childChatId(base: string, suffix: string): string {
   const kept =
     suffix.length <= MAX_SUFFIX
       ? suffix
-      : `${suffix.slice(0, MAX_SUFFIX - 17)}-${createHash('sha256').update(suffix).digest('hex').slice(0, 16)}`;
+      : `${suffix.slice(0, MAX_SUFFIX - 17)}-${sha256Hex(suffix).slice(0, 16)}`;
   return `${base.slice(0, 128 - kept.length)}${kept}`;
 }
 
@@ -133,6 +133,6 @@ export function sideChatPrefix(main: string, purpose: string): string {
 
 /** The chat a side request is logged in: one per purpose and root (system prompt, first message). */
 export function sideChatId(main: string, purpose: string, root: readonly (string | undefined)[]): string {
-  const h = createHash('sha256').update(JSON.stringify(root)).digest('hex').slice(0, 12);
+  const h = sha256Hex(JSON.stringify(root)).slice(0, 12);
   return childChatId(main, `.side-${purpose}-${h}`);
 }

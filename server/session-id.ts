@@ -4,11 +4,11 @@
  * stable id derived from the caller, the format, the system prompt and the first user message. A
  * Responses `conversation` names its chat like a `previous_response_id` does (`conversationSessionId`).
  */
-import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { OdaError } from '../lib/errors.ts';
 import { isChatId } from '../chat-log/chat-id.ts';
 import { codexTurnMetadata } from './conversations.ts';
+import { sha256Hex } from '../lib/sha256.ts';
 
 export interface SessionIdSource {
   id: string;
@@ -127,9 +127,8 @@ export function derivedSessionId(parts: {
   system: string | undefined;
   firstUserMessage: unknown;
 }): string {
-  const h = createHash('sha256');
-  h.update(
+  const digest = sha256Hex(
     JSON.stringify([parts.caller, parts.format, parts.system ?? null, parts.firstUserMessage ?? null]),
   );
-  return `chat-${h.digest('hex').slice(0, 32)}`;
+  return `chat-${digest.slice(0, 32)}`;
 }

@@ -4,8 +4,8 @@
  * name, read or append to another team's chat. Team names cannot contain `:`, so a prefix belongs
  * to exactly one team. Admins and open gateways use ids as given and see every chat.
  */
-import { createHash } from 'node:crypto';
 import type { Caller } from './auth.ts';
+import { sha256Hex } from '../lib/sha256.ts';
 
 const MAX_ID = 128;
 
@@ -24,9 +24,7 @@ export function scopedChatId(id: string, caller: Caller): string {
   const prefix = teamPrefix(caller.team);
   if (id.startsWith(prefix)) return id;
   const scoped = `${prefix}${id}`;
-  return scoped.length <= MAX_ID
-    ? scoped
-    : `${prefix}${createHash('sha256').update(id).digest('hex').slice(0, 32)}`;
+  return scoped.length <= MAX_ID ? scoped : `${prefix}${sha256Hex(id).slice(0, 32)}`;
 }
 
 /** A chat of `team` (its header's team) is visible to its own team and to admins; on an open gateway to everyone. */

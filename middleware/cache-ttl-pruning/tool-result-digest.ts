@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { ToolResultRef } from '../../providers/request-view.ts';
 import { IMAGE_REMOVED_TEXT, removeMediaReferences } from '../image-replay/index.ts';
+import { sha256Hex } from '../../lib/sha256.ts';
 
 /** Joins text parts for the digest; a NUL keeps part boundaries apart. */
 const PART_SEPARATOR = '\u0000';
@@ -20,5 +20,5 @@ export function toolResultDigest(ref: ToolResultRef): string {
     .map((slot) => slot.text)
     .filter((text) => text !== IMAGE_REMOVED_TEXT)
     .map((text) => removeMediaReferences(text).text);
-  return createHash('sha256').update(texts.join(PART_SEPARATOR), 'utf8').digest('hex');
+  return sha256Hex(texts.join(PART_SEPARATOR));
 }

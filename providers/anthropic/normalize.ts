@@ -7,7 +7,6 @@
  * @see https://docs.anthropic.com/en/api/messages
  * @see https://docs.anthropic.com/en/docs/build-with-claude/streaming
  */
-import { createHash } from 'node:crypto';
 import type { RawPart, ToolRef } from '../../chat-log/format/current.ts';
 import type { NormalizeOptions, NormalizedRequest } from '../provider.ts';
 import type { NormalizedMessage, PendingContentPart } from '../../chat-log/pending-message.ts';
@@ -16,6 +15,7 @@ import { canonicalJson } from '../../chat-log/canonical-json.ts';
 import { mediaPart } from './normalize-media.ts';
 import { answeredToolNames } from './request-view.ts';
 import { setMember } from '../../lib/own-member.ts';
+import { sha256Hex } from '../../lib/sha256.ts';
 
 type ToolResultContent = Extract<PendingContentPart, { kind: 'tool-result' }>['content'][number];
 type Wire = NonNullable<NormalizedMessage['wire']>;
@@ -37,7 +37,7 @@ function toolRef(tool: Obj): ToolRef | undefined {
   const name = str(tool.name);
   if (name === undefined) return undefined;
   const { cache_control: _marker, ...definition } = tool;
-  return { name, digest: createHash('sha256').update(canonicalJson(definition)).digest('hex') };
+  return { name, digest: sha256Hex(canonicalJson(definition)) };
 }
 
 /** A text, image or document block as its kind; anything else as sent. */

@@ -8,7 +8,6 @@
  * @see https://platform.openai.com/docs/api-reference/chat/object
  * @see https://platform.openai.com/docs/api-reference/chat-streaming/streaming
  */
-import { createHash } from 'node:crypto';
 import type { RawPart, ToolRef, Usage } from '../../chat-log/format/current.ts';
 import type { NormalizeOptions, NormalizedRequest, NormalizedResponse } from '../provider.ts';
 import type { NormalizedMessage, PendingContentPart } from '../../chat-log/pending-message.ts';
@@ -17,6 +16,7 @@ import { base64DataUrl, inlineFilePart } from '../../chat-log/file-parts.ts';
 import { isObj, openaiStyleUsage, str, type Obj } from '../wire-json.ts';
 import { canonicalJson } from '../../chat-log/canonical-json.ts';
 import { setMember } from '../../lib/own-member.ts';
+import { sha256Hex } from '../../lib/sha256.ts';
 
 type ToolResultContent = Extract<PendingContentPart, { kind: 'tool-result' }>['content'][number];
 type Wire = NonNullable<NormalizedMessage['wire']>;
@@ -39,7 +39,7 @@ function toolRef(tool: Obj): ToolRef | undefined {
   const fn = isObj(tool.function) ? tool.function : isObj(tool.custom) ? tool.custom : tool;
   const name = str(fn.name);
   if (name === undefined) return undefined;
-  return { name, digest: createHash('sha256').update(canonicalJson(tool)).digest('hex') };
+  return { name, digest: sha256Hex(canonicalJson(tool)) };
 }
 
 /** The text parts of a content value: a string is one part. */
