@@ -12,6 +12,8 @@ import { visibleTo } from './team-scope.ts';
 
 /** A session's tree lists at most this many pages of 500 chats. */
 const MAX_PAGES = 20;
+/** Header reads in flight at once while the tree is built. */
+const HEADER_READS = 16;
 
 export interface ConversationNode {
   id: string;
@@ -39,12 +41,22 @@ export async function sessionTree(chatLog: ChatLog, header: Header, who: Caller)
     if (!page.next) break;
     after = page.next;
   }
+  // Each chat found still stored (one stat on the file store), as the session read checks its
+  // own: a sub-agent or side chat whose log was removed behind the gateway leaves the tree (and
+  // the listing) instead of staying until something reads it. The reads go HEADER_READS at a
+  // time (Redis pipelines them, the file store's stats run side by side), not one after another.
+  const headers: Array<Header | undefined> = new Array(summaries.length);
+  let next = 0;
+  const reader = async () => {
+    for (let i = next++; i < summaries.length; i = next++) {
+      const id = summaries[i]!.id;
+      headers[i] = id === header.id ? header : await chatLog.checkedHeader(id);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(HEADER_READS, summaries.length) }, reader));
   const nodes = new Map<string, ConversationNode>();
-  for (const s of summaries) {
-    // Each chat found still stored (one stat on the file store), as the session read checks its
-    // own: a sub-agent or side chat whose log was removed behind the gateway leaves the tree (and
-    // the listing) instead of staying until something reads it.
-    const h = s.id === header.id ? header : await chatLog.checkedHeader(s.id);
+  for (const [i, s] of summaries.entries()) {
+    const h = headers[i];
     if (!h) continue;
     const c = h.conversation;
     nodes.set(s.id, {
