@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
 import { newKey } from '../../server/cli-keys.ts';
 import { loadOpenApi, validateResponse } from '../helpers/openapi-validator.ts';
+import { openaiCompletion, openaiStream } from '../fake-provider/fake-bodies.ts';
 
 const research = newKey();
 const design = newKey();
@@ -303,38 +304,26 @@ describe("a compatible server's own cache count", () => {
       prompt_cache_hit_tokens: 1280,
       prompt_cache_miss_tokens: 220,
     };
-    const completion = {
-      id: 'ds-1',
-      object: 'chat.completion',
-      created: 1,
-      model: 'deepseek-chat',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-      usage,
-    };
-    gw.fake.script({ json: completion });
+    gw.fake.script({ json: { ...openaiCompletion('deepseek-chat', 'ok'), usage } });
     const ask = { model: 'deepseek-chat', messages: [{ role: 'user', content: 'hi' }] };
     const res = await call(gw, 'unused', '/v1/chat/completions', ask, { 'x-session-id': 'deepseek-bill' });
     assert.equal(res.status, 200);
-    const chunk = (delta: Obj, extra: Obj = {}) =>
-      `data: ${JSON.stringify({ id: 'ds-2', object: 'chat.completion.chunk', created: 1, model: 'deepseek-chat', choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
-    gw.fake.script({
-      headers: { 'content-type': 'text/event-stream' },
-      text:
-        chunk({ role: 'assistant', content: 'ok' }) +
-        `data: ${JSON.stringify({ id: 'ds-2', object: 'chat.completion.chunk', created: 1, model: 'deepseek-chat', choices: [], usage })}\n\n` +
-        'data: [DONE]\n\n',
-    });
+    assert.deepEqual(res.body.usage, usage, 'the client gets the usage as sent');
+    // The same usage on the stream's usage-only chunk, which the client asked for.
+    const events = openaiStream('deepseek-chat', ['ok']);
+    const usageChunk = events.findIndex((e) => e.data.includes('"choices":[]'));
+    events[usageChunk] = { data: JSON.stringify({ ...JSON.parse(events[usageChunk]!.data), usage }) };
+    gw.fake.script({ sse: events });
     const streamed = await fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        authorization: 'Bearer unused',
-        'x-session-id': 'deepseek-bill-2',
-      },
+      headers: { 'content-type': 'application/json', 'x-session-id': 'deepseek-bill-2' },
       body: JSON.stringify({ ...ask, stream: true, stream_options: { include_usage: true } }),
     });
     assert.equal(streamed.status, 200);
-    await streamed.text();
+    assert.ok(
+      (await streamed.text()).includes('"prompt_cache_hit_tokens":1280'),
+      'the usage chunk reached the client',
+    );
     for (const id of ['deepseek-bill', 'deepseek-bill-2']) {
       const { body } = await call(gw, 'unused', `/v1/sessions/${id}`);
       assert.deepEqual(
