@@ -28,7 +28,7 @@ import type { ChildHandle, ChildUsage } from './processes.ts';
 import { withSpread, type SectionReport, type TargetCheck } from './report.ts';
 import { startGateway, startStack, tmpfsRoot, type GatewayHandle } from './stack.ts';
 import { summarize, type Summary } from './stats.ts';
-import { WARM_UP_PATHS, WARM_UP_REQUESTS } from './warm-up.ts';
+import { warmUp } from './warm-up.ts';
 
 /**
  * `gatewayTmpfs` is the same gateway with its data dir on tmpfs, where fsync costs nothing: the
@@ -132,18 +132,7 @@ export async function overheadBench(ctx: BenchContext): Promise<SectionReport> {
   try {
     // Warm-up: every path of every process runs hot before anything is measured, the same number
     // of requests for each (bench/warm-up.ts says why a count and not a duration).
-    for (const { format, stream } of WARM_UP_PATHS) {
-      for (const t of TARGETS) {
-        await conversationLoad(handles[t]!, {
-          format,
-          stream,
-          connections: 10,
-          spread: 'perConnection',
-          seconds: 0,
-          requests: WARM_UP_REQUESTS,
-        });
-      }
-    }
+    for (const t of TARGETS) await warmUp(handles[t]!.url, { connections: 10 });
     const raw = new Map<string, Partial<Record<Target, LoadFigures[]>>>();
     for (let round = 0; round < rounds; round++) {
       for (const c of cases) {

@@ -12,10 +12,10 @@ import type { Format } from './bodies.ts';
 import { conversationLoad } from './conversation-load.ts';
 
 /** Requests per path (format, streamed or not) of a warm-up: 6,000 in all. */
-export const WARM_UP_REQUESTS = 1_500;
+const WARM_UP_REQUESTS = 1_500;
 
 /** The paths a warm-up goes through, in order. */
-export const WARM_UP_PATHS: ReadonlyArray<{ format: Format; stream: boolean }> = [
+const WARM_UP_PATHS: ReadonlyArray<{ format: Format; stream: boolean }> = [
   { format: 'openai', stream: false },
   { format: 'openai', stream: true },
   { format: 'anthropic', stream: false },
