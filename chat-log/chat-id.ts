@@ -27,6 +27,26 @@ export function isChatId(id: unknown): id is string {
   return typeof id === 'string' && CHAT_ID.test(id) && id !== '.' && id !== '..';
 }
 
+/** The `.b<12 hex>` a branch's id adds to the (cut) id of the chat it branched from. */
+const BRANCH_SUFFIXES = /(?:\.b[0-9a-f]{12})+$/;
+
+/**
+ * The id of the branch of `base` named by `hash` (12 hex characters): `base` cut to leave room for
+ * the suffix, then `.b<hash>`; still a chat id.
+ */
+export function branchChatId(base: string, hash: string): string {
+  return `${base.slice(0, 128 - 14)}.b${hash}`;
+}
+
+/**
+ * The chat a branch (or a branch of a branch) was made from: `id` without its branch suffixes, or
+ * `id` itself when it has none. A base over 114 characters was cut in the branch's id, so the
+ * answer is then that cut id.
+ */
+export function branchRoot(id: string): string {
+  return id.replace(BRANCH_SUFFIXES, '') || id;
+}
+
 /** Throws a 400 OdaError unless `id` is a well-formed chat id. */
 export function assertChatId(id: unknown, what = 'chat id'): asserts id is string {
   if (!isChatId(id)) {

@@ -9,13 +9,14 @@ import { branchSeed } from '../chat-log/branch-seed.ts';
 import { recognises } from '../chat-log/read-models/messages.ts';
 import type { Conversation, Event, Header } from '../chat-log/format/current.ts';
 import { sha256Hex } from '../lib/sha256.ts';
+import { branchChatId } from '../chat-log/chat-id.ts';
 
 /**
  * The id of the branch that continues `base` with the incoming history up to the divergent message.
  * Built only from chat-id characters (`A-Za-z0-9._:-`), so the branch can be created and named back.
  */
 export function branchId(base: string, digests: readonly string[]): string {
-  return `${base.slice(0, 128 - 14)}.b${pathHash(digests)}`;
+  return branchChatId(base, pathHash(digests));
 }
 
 /** 12 hex characters naming a path of message digests. */

@@ -16,6 +16,7 @@
  */
 import type { BreakpointPlace, RequestView } from '../../providers/request-view.ts';
 import { sha256Hex } from '../../lib/sha256.ts';
+import { branchRoot } from '../../chat-log/chat-id.ts';
 
 /** Anthropic accepts at most this many `cache_control` breakpoints in one request. */
 export const MAX_BREAKPOINTS = 4;
@@ -60,16 +61,13 @@ export function resolvePromptCachingSettings(
   };
 }
 
-/** The `.b<12 hex>` suffixes a branch's id adds to the id of the chat it branched from. */
-const BRANCH_SUFFIXES = /(?:\.b[0-9a-f]{12})+$/;
-
 /**
  * The `prompt_cache_key` for a chat: its id, or a digest of it when the id is too long for the
  * field. A branch (a regenerated answer, an edited or rewound history) shares its prefix with the
  * chat it branched from, so it gets that chat's key: the provider routes both to the same cache.
  */
 export function cacheKeyFor(chatId: string): string {
-  const id = chatId.replace(BRANCH_SUFFIXES, '') || chatId;
+  const id = branchRoot(chatId);
   if (id.length <= MAX_CACHE_KEY_CHARS) return id;
   return `oda:${sha256Hex(id).slice(0, MAX_CACHE_KEY_CHARS - 4)}`;
 }
