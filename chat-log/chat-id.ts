@@ -27,6 +27,23 @@ export function isChatId(id: unknown): id is string {
   return typeof id === 'string' && CHAT_ID.test(id) && id !== '.' && id !== '..';
 }
 
+/**
+ * Up to this many chats under an id prefix, a page sorts them from an index by id (the file store's
+ * primary key, the Redis store's id set); past it, the activity index finds a page's worth of them
+ * sooner. At 100,000 chats on the file store: a prefix of one chat took 17.9 ms along the activity
+ * index and 0.015 ms from the key; one of all of them 0.14 ms along the index and 17.2 ms from the key.
+ */
+export const NARROW_PREFIX = 500;
+
+/**
+ * The least string above every id that starts with `prefix` (ids are ASCII, compared bytewise), or
+ * undefined when the prefix is not printable ASCII or ends in the last printable character.
+ */
+export function prefixEnd(prefix: string): string | undefined {
+  if (!/^[\x20-\x7e]*[\x20-\x7d]$/.test(prefix)) return undefined;
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}
+
 /** The `.b<12 hex>` a branch's id adds to the (cut) id of the chat it branched from. */
 const BRANCH_SUFFIXES = /(?:\.b[0-9a-f]{12})+$/;
 

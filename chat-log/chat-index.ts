@@ -19,6 +19,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { ChatListQuery, ChatSummary } from './chat-page.ts';
+import { NARROW_PREFIX, prefixEnd } from './chat-id.ts';
 
 /** The index row of a chat: its summary and the bytes of its log file the summary accounts for. */
 export interface IndexRow extends ChatSummary {
@@ -47,23 +48,6 @@ CREATE INDEX IF NOT EXISTS chats_by_activity ON chats (last_at, id);
 CREATE INDEX IF NOT EXISTS chats_by_team ON chats (team, last_at, id);`;
 
 const COLUMNS = 'id, team, created_at, last_at, event_count, size, parent, cwd';
-
-/**
- * Up to this many chats under an id prefix, a page sorts them from the primary key; past it, the
- * activity index finds a page's worth of them sooner. At 100,000 chats: a prefix of one chat took
- * 17.9 ms along the activity index and 0.015 ms from the key; one of all of them 0.14 ms along the
- * index and 17.2 ms from the key.
- */
-const NARROW_PREFIX = 500;
-
-/**
- * The least string above every id that starts with `prefix` (ids are ASCII, compared bytewise), or
- * undefined when the prefix is not printable ASCII or ends in the last printable character.
- */
-function prefixEnd(prefix: string): string | undefined {
-  if (!/^[\x20-\x7e]*[\x20-\x7d]$/.test(prefix)) return undefined;
-  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
-}
 
 /**
  * True when `err` is SQLite saying the index file is damaged (`SQLITE_CORRUPT` and its variants,

@@ -1,7 +1,8 @@
 /**
- * Checks that the activity sets of the Redis chat store (`store-redis.ts`) hold every chat, and
- * rebuilds them in the background when they do not: chats created by a gateway before paged
- * listing have no activity member until this adds one. Kept apart from the store because it is its
+ * Checks that the activity sets and the id set of the Redis chat store (`store-redis.ts`) hold every
+ * chat, and rebuilds them in the background when they do not: chats created by a gateway before
+ * paged listing have no activity member, and chats created before the id set no member there,
+ * until this adds one. Kept apart from the store because it is its
  * own small state machine (started once, restarted after a failure) that listing and stats only
  * read.
  */
@@ -20,6 +21,8 @@ export interface RedisActivityRebuildOptions {
   chatsKey: string;
   /** The activity set of all chats (team sets are rebuilt along with it). */
   activityKey: string;
+  /** The id set (every chat id, ordered by text). */
+  idsKey: string;
   log: RedisLogBackendOptions['log'];
   /** Whether the store was closed: the rebuild stops before its next script. */
   closed: () => boolean;
@@ -47,19 +50,20 @@ export class RedisActivityRebuild {
    */
   start(): { small: Promise<boolean | undefined>; done: Promise<void> } {
     if (this.activityCheck) return this.activityCheck;
-    const { run, prefix, chatsKey, activityKey, log, closed } = this.opts;
+    const { run, prefix, chatsKey, activityKey, idsKey, log, closed } = this.opts;
     let small!: (v: boolean | undefined) => void;
     const smallP = new Promise<boolean | undefined>((resolve) => (small = resolve));
     const done = (async () => {
-      const [chats, indexed] = await run(async (r) =>
-        results(await r.multi().scard(chatsKey).zcard(activityKey).exec()),
+      const [chats, indexed, ids] = await run(async (r) =>
+        results(await r.multi().scard(chatsKey).zcard(activityKey).zcard(idsKey).exec()),
       );
-      if (chats === indexed) return small(undefined);
+      if (chats === indexed && chats === ids) return small(undefined);
       this.activityRebuilding = true;
       small((chats as number) <= 2000);
       log?.('info', 'chat activity index is incomplete: adding the missing chats', {
         chats,
         indexed,
+        ids,
       });
       let cursor = '0';
       let done = 0;

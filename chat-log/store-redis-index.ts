@@ -8,7 +8,7 @@ import type { ChatSummary, LogBackend } from './store.ts';
 import type { ChatListQuery, ChatPage } from './chat-page.ts';
 import type { RedisRun } from './redis-lock.ts';
 import { results } from './store-redis-replies.ts';
-import { allSummaries, listedSummaries, scanActivity } from './store-redis-listing.ts';
+import { allSummaries, listedSummaries, scanActivity, scanIdPrefix } from './store-redis-listing.ts';
 import { RedisActivityRebuild, type RedisActivityRebuildOptions } from './store-redis-activity-rebuild.ts';
 import type { RedisKeys } from './store-redis-keys.ts';
 
@@ -38,6 +38,7 @@ export class RedisChatIndex implements Pick<LogBackend, 'list' | 'listPage' | 'o
       prefix: opts.keys.prefix,
       chatsKey: opts.keys.chats,
       activityKey: opts.keys.activity(),
+      idsKey: opts.keys.ids,
       log: opts.log,
       closed: opts.closed,
     });
@@ -55,15 +56,22 @@ export class RedisChatIndex implements Pick<LogBackend, 'list' | 'listPage' | 'o
   /**
    * One page of chats, newest activity first, from the activity sets: one ZREVRANGEBYLEX window
    * (an id filter reads further windows, at most LIST_SCAN_BUDGET members, then answers with what
-   * it found and a cursor where it stopped), then the page's headers and counts in one pipeline.
+   * it found and a cursor where it stopped), then the page's headers and counts in one pipeline. A
+   * narrow id prefix (a session's chats) is read from the id set instead, wherever its chats are in
+   * the activity order.
    */
   async listPage(q: ChatListQuery): Promise<ChatPage> {
     if (!this.readOnly) {
       const indexing = this.activity.start(); // a first listing checks the sets against the chat set
       if ((await indexing.small) === true) await indexing.done;
     }
-    const { shown, next } = await scanActivity(this.run, this.keys.activity(q.team), q);
-    const chats = await listedSummaries(this.run, (id, part) => this.keys.chat(id, part), shown);
+    const key = (id: string, part: 'header' | 'events' | 'last') => this.keys.chat(id, part);
+    const narrow =
+      q.idPrefix === undefined
+        ? undefined
+        : await scanIdPrefix(this.run, key, this.keys, { ...q, idPrefix: q.idPrefix });
+    const { shown, next } = narrow ?? (await scanActivity(this.run, this.keys.activity(q.team), q));
+    const chats = await listedSummaries(this.run, key, shown);
     const page: ChatPage = { chats };
     if (next) page.next = next;
     if (this.activity.rebuilding) page.indexing = true;

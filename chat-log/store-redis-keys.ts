@@ -2,6 +2,8 @@
  * Where the Redis chat store (`store-redis.ts`) keeps everything a chat has. Keys (all under
  * `prefix`, default `oda:`):
  *   chats                   set of every chat id (for `list()` and rebuilding the activity index)
+ *   ids                     every chat id again, as a sorted set (all score 0, ordered by text), so
+ *                           the ids under a prefix (a session's chats) are one ZRANGEBYLEX
  *   activity                chats by last activity, for paged listing: a sorted set of members
  *                           `<last activity, 16 digits> <id>` (all score 0, ordered by text)
  *   activity:team:<team>    the same, for one team's chats
@@ -33,6 +35,10 @@ export class RedisKeys {
 
   get chats(): string {
     return `${this.prefix}chats`;
+  }
+
+  get ids(): string {
+    return `${this.prefix}ids`;
   }
 
   activity(team?: string): string {

@@ -6,7 +6,7 @@
 import type { ChatSummary } from './store.ts';
 import type { ChatCursor, ChatListQuery } from './chat-page.ts';
 import { headerAsCurrent } from './convert.ts';
-import { isChatId } from './chat-id.ts';
+import { isChatId, NARROW_PREFIX, prefixEnd } from './chat-id.ts';
 import type { RedisRun } from './redis-lock.ts';
 import { parseOrUndefined, results } from './store-redis-replies.ts';
 
@@ -77,6 +77,74 @@ export async function scanActivity(run: RedisRun, key: string, q: ChatListQuery)
   const last = shown[shown.length - 1];
   if (found.length > q.limit && last) scan.next = last;
   else if (stoppedAt) scan.next = stoppedAt;
+  return scan;
+}
+
+/**
+ * One page of the chats under a narrow id prefix (at most NARROW_PREFIX chats, a session's), newest
+ * activity first, from the id set `idsKey`: its ids in one ZRANGEBYLEX, their times (and, with a team
+ * filter, their headers) in one pipeline, sorted here. Undefined when the prefix is broad (the
+ * activity set finds a page sooner) or when the id set may lack chats (it does not count as many as
+ * the chat set: an older gateway created some, or the rebuild is adding them): then the caller scans
+ * the activity set, which holds them.
+ */
+export async function scanIdPrefix(
+  run: RedisRun,
+  key: ChatKey,
+  keys: { chats: string; ids: string },
+  q: ChatListQuery & { idPrefix: string },
+): Promise<ActivityScan | undefined> {
+  const end = prefixEnd(q.idPrefix);
+  if (end === undefined) return undefined;
+  const [chats, indexed, ids] = (await run(async (r) =>
+    results(
+      await r
+        .multi()
+        .scard(keys.chats)
+        .zcard(keys.ids)
+        .zrangebylex(keys.ids, `[${q.idPrefix}`, `(${end}`, 'LIMIT', 0, NARROW_PREFIX + 1)
+        .exec(),
+    ),
+  )) as [number, number, string[]];
+  if (chats !== indexed || ids.length > NARROW_PREFIX) return undefined;
+  const candidates = ids.filter(
+    (id) => isChatId(id) && (q.idContains === undefined || id.includes(q.idContains)),
+  );
+  if (candidates.length === 0) return { shown: [] };
+  const replies = await run(async (r) => {
+    const p = r.pipeline();
+    for (const id of candidates) {
+      p.get(key(id, 'last'));
+      if (q.team !== undefined) p.get(key(id, 'header'));
+    }
+    return results(await p.exec());
+  });
+  // The same bounds as the activity scan's, on the same members: activity in [activeFrom, activeTo)
+  // and, with a cursor, strictly older than it.
+  const below = [
+    q.after ? activityMember(q.after.lastActivityAt, q.after.id) : undefined,
+    q.activeTo !== undefined ? String(q.activeTo).padStart(16, '0') : undefined,
+  ].filter((b): b is string => b !== undefined);
+  const from = q.activeFrom !== undefined ? String(q.activeFrom).padStart(16, '0') : undefined;
+  const stride = q.team === undefined ? 1 : 2;
+  const found: Array<{ member: string; cursor: ChatCursor }> = [];
+  candidates.forEach((id, i) => {
+    const last = replies[i * stride] as string | null;
+    const at = last === null ? NaN : Number(last);
+    if (!Number.isSafeInteger(at)) return;
+    if (q.team !== undefined) {
+      const text = replies[i * stride + 1] as string | null;
+      const h = text === null ? undefined : headerAsCurrent(parseOrUndefined(text));
+      if (h?.team !== q.team) return;
+    }
+    const member = activityMember(at, id);
+    if (below.some((b) => member >= b) || (from !== undefined && member < from)) return;
+    found.push({ member, cursor: { lastActivityAt: at, id } });
+  });
+  found.sort((a, b) => (a.member < b.member ? 1 : a.member > b.member ? -1 : 0));
+  const shown = found.slice(0, q.limit).map((f) => f.cursor);
+  const scan: ActivityScan = { shown };
+  if (found.length > q.limit) scan.next = shown[shown.length - 1]!;
   return scan;
 }
 

@@ -127,6 +127,114 @@ describe('RedisLogBackend: paged listing', { skip: redisSkip }, () => {
     );
   });
 
+  test("a session's chats under an id prefix come from the id set, however many chats are newer", async () => {
+    const s = backend();
+    // The session's chats first: its main chat, a side chat, a sub-agent (team red) and a branch.
+    await s.create(hdr('sess', { team: 'red' }));
+    await s.append('sess', [say('main')], T0 + 10);
+    await s.create(hdr('sess.side-title-1', { parent: 'sess' }));
+    await s.append('sess.side-title-1', [say('title')], T0 + 20);
+    await s.create(hdr('sess.agent-a1', { parent: 'sess', team: 'red' }));
+    await s.append('sess.agent-a1', [say('agent')], T0 + 30);
+    await s.create(hdr('sess.b0123456789ab', { parent: 'sess', team: 'red' }));
+    await s.append('sess.b0123456789ab', [say('branch')], T0 + 40);
+    await s.create(hdr('session-other'));
+    await s.append('session-other', [say('another session')], T0 + 50);
+    // Then more chats than a filtered scan of the activity set reads for one listing (20,000), all
+    // newer: the activity order puts every one of them before the session's.
+    const newer = 20_050;
+    for (let i = 0; i < newer; i += 500) {
+      await Promise.all(
+        Array.from({ length: Math.min(500, newer - i) }, (_, k) =>
+          s.create(hdr(`n${i + k}`, { createdAt: T0 + 1000 + i + k })),
+        ),
+      );
+    }
+    const list = async (q: Omit<ChatListQuery, 'limit'>, limit = 50) => s.listPage({ limit, ...q });
+    const whole = await list({ idPrefix: 'sess.' });
+    assert.deepEqual(ids(whole.chats), ['sess.b0123456789ab', 'sess.agent-a1', 'sess.side-title-1']);
+    assert.equal(whole.next, undefined, 'no cursor: the page holds every chat under the prefix');
+    assert.deepEqual(whole.chats[1], {
+      id: 'sess.agent-a1',
+      createdAt: T0,
+      parent: 'sess',
+      team: 'red',
+      eventCount: 1,
+      lastActivityAt: T0 + 30,
+    });
+    assert.deepEqual(ids((await list({ idPrefix: 'sess' })).chats), [
+      'session-other',
+      'sess.b0123456789ab',
+      'sess.agent-a1',
+      'sess.side-title-1',
+      'sess',
+    ]);
+    // The other filters as the activity scan applies them.
+    assert.deepEqual(ids((await list({ idPrefix: 'sess', team: 'red' })).chats), [
+      'sess.b0123456789ab',
+      'sess.agent-a1',
+      'sess',
+    ]);
+    assert.deepEqual(ids((await list({ idPrefix: 'sess', activeFrom: T0 + 20, activeTo: T0 + 40 })).chats), [
+      'sess.agent-a1',
+      'sess.side-title-1',
+    ]);
+    assert.deepEqual(ids((await list({ idPrefix: 'sess', idContains: 'agent' })).chats), ['sess.agent-a1']);
+    assert.deepEqual(await allPages(s, { limit: 2, idPrefix: 'sess' }), [
+      ['session-other', 'sess.b0123456789ab'],
+      ['sess.agent-a1', 'sess.side-title-1'],
+      ['sess'],
+    ]);
+    assert.deepEqual(await allPages(s, { limit: 1, idPrefix: 'sess', team: 'red', activeTo: T0 + 40 }), [
+      ['sess.agent-a1'],
+      ['sess'],
+    ]);
+    // A broad prefix (more than 500 chats) is read along the activity set, newest first.
+    const broad = await list({ idPrefix: 'n1' }, 3);
+    assert.deepEqual(ids(broad.chats), ['n19999', 'n19998', 'n19997']);
+    assert.ok(broad.next);
+  });
+
+  test('chats missing from the id set (created by an older gateway) are still listed, and added back', async () => {
+    const s = backend();
+    await chats(s, 5);
+    await s.create(hdr('c1.side-title-x', { parent: 'c1' }));
+    await s.append('c1.side-title-x', [say('title')], T0 + 100);
+    const redis = new Redis(redisUrl!);
+    try {
+      await redis.del(`${s.prefix}ids`);
+      const logs: string[] = [];
+      const fresh = backend(s.prefix, { log: (_level, message) => logs.push(message) });
+      // Listed by the activity scan while the id set lacks them (few chats: the listing waits for
+      // the check, which adds them back).
+      assert.deepEqual(ids((await fresh.listPage({ limit: 10, idPrefix: 'c1' })).chats), [
+        'c1.side-title-x',
+        'c1',
+      ]);
+      assert.ok(
+        logs.some((m) => /incomplete/.test(m)),
+        logs.join('\n'),
+      );
+      assert.deepEqual((await redis.zrange(`${s.prefix}ids`, 0, -1)).sort(), [
+        'c0',
+        'c1',
+        'c1.side-title-x',
+        'c2',
+        'c3',
+        'c4',
+      ]);
+      // Another gateway of the old kind creates a chat without an id-set member: the id set counts
+      // fewer chats than the chat set, so the prefix listing does not trust it.
+      await redis.zrem(`${s.prefix}ids`, 'c1.side-title-x');
+      assert.deepEqual(ids((await fresh.listPage({ limit: 10, idPrefix: 'c1' })).chats), [
+        'c1.side-title-x',
+        'c1',
+      ]);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
   test('readLines: LRANGE windows, at most maxEvents, maxBytes unless one event alone is larger', async () => {
     const s = backend();
     await s.create(hdr('r'));

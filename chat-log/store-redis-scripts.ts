@@ -6,7 +6,7 @@
  * is a repeat, creating and appending recognise what their first run stored.
  */
 
-// KEYS: header, events, last, chats, activity[, team activity];
+// KEYS: header, events, last, chats, ids, activity[, team activity];
 // ARGV: id, header, last, member, repeat, events...
 // `repeat` is '1' when an earlier run's reply was lost: a header that is exactly this one was
 // written by that run, so the chat counts as created.
@@ -20,8 +20,9 @@ for i = 6, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 redis.call('SET', KEYS[1], ARGV[2])
 redis.call('SET', KEYS[3], ARGV[3])
 redis.call('SADD', KEYS[4], ARGV[1])
-redis.call('ZADD', KEYS[5], 0, ARGV[4])
-if KEYS[6] then redis.call('ZADD', KEYS[6], 0, ARGV[4]) end
+redis.call('ZADD', KEYS[5], 0, ARGV[1])
+redis.call('ZADD', KEYS[6], 0, ARGV[4])
+if KEYS[7] then redis.call('ZADD', KEYS[7], 0, ARGV[4]) end
 return 1`;
 
 // KEYS: header, events, last, activity[, team activity]; ARGV: count, now, id, repeat, events...
@@ -59,8 +60,9 @@ if KEYS[5] then redis.call('ZADD', KEYS[5], 0, member) end
 redis.call('SET', KEYS[3], ARGV[2])
 return {1, n + k}`;
 
-// Rebuilds activity members of the chats in ARGV[2..] (ARGV[1]: the key prefix), reading each
-// chat's time and team in the script so a concurrent append cannot leave a stale member behind.
+// Rebuilds activity members and id-set members of the chats in ARGV[2..] (ARGV[1]: the key
+// prefix), reading each chat's time and team in the script so a concurrent append cannot leave a
+// stale member behind. Replies how many activity members it added.
 export const REINDEX = `
 local p = ARGV[1]
 local added = 0
@@ -71,6 +73,7 @@ for i = 2, #ARGV do
     local ok, header = pcall(cjson.decode, h)
     local last = redis.call('GET', p .. 'chat:' .. id .. ':last')
     if ok and type(header) == 'table' and last then
+      redis.call('ZADD', p .. 'ids', 0, id)
       local member = string.rep('0', 16 - #last) .. last .. ' ' .. id
       added = added + redis.call('ZADD', p .. 'activity', 0, member)
       if type(header.team) == 'string' then

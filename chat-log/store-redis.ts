@@ -156,11 +156,12 @@ export class RedisLogBackend implements LogBackend {
       const created = await this.repeatable((r, repeat) =>
         r.eval(
           CREATE,
-          5 + teamKeys.length,
+          6 + teamKeys.length,
           this.keys.chat(id, 'header'),
           this.keys.chat(id, 'events'),
           this.keys.chat(id, 'last'),
           this.keys.chats,
+          this.keys.ids,
           this.keys.activity(),
           ...teamKeys,
           id,
