@@ -10,7 +10,7 @@ const CHAT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The 404 every chat-log layer answers for a chat that does not exist. */
 export const notFound = (id: string): OdaError =>
-  new OdaError('ODA_ERR_NOT_FOUND', 404, `chat ${id} not found`);
+  new OdaError('ODA_ERR_NOT_FOUND', 404, `no chat with id "${id}"`);
 
 /**
  * The 404 for a chat whose log went away under the gateway (its file removed by hand): the chat is
@@ -18,7 +18,7 @@ export const notFound = (id: string): OdaError =>
  */
 export class ChatRemoved extends OdaError {
   constructor(id: string) {
-    super('ODA_ERR_NOT_FOUND', 404, `chat ${id} not found`);
+    super('ODA_ERR_NOT_FOUND', 404, `no chat with id "${id}"`);
   }
 }
 

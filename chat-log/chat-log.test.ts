@@ -157,10 +157,10 @@ describe('ChatLog.open, append and snapshot', () => {
   test('missing chats: open is undefined, snapshot and withChat are 404', async () => {
     const { log } = setup();
     assert.equal(await log.open('nope'), undefined);
-    await assert.rejects(log.snapshot('nope'), refusal(404, 'chat nope not found'));
+    await assert.rejects(log.snapshot('nope'), refusal(404, 'no chat with id "nope"'));
     await assert.rejects(
       log.withChat('nope', async () => 1),
-      refusal(404, 'chat nope not found'),
+      refusal(404, 'no chat with id "nope"'),
     );
   });
 
@@ -310,7 +310,7 @@ describe('ChatLog.read', () => {
       log.read('nope', 0, -2),
       refusal(400, 'read length must be a non-negative safe integer, got -2'),
     );
-    await assert.rejects(log.read('nope'), refusal(404, 'chat nope not found'));
+    await assert.rejects(log.read('nope'), refusal(404, 'no chat with id "nope"'));
   });
 
   test('a later read never shows an older state while appends run concurrently', async () => {

@@ -167,6 +167,16 @@ describe('a session whose chats disappear under a running gateway', () => {
       },
     );
 
+    test(
+      `${store}, a read of its events is the 404 of a chat that never was`,
+      { ...limits, skip },
+      async () => {
+        const gw = await gateway(onRedis);
+        await removedThenRead(gw, onRedis, 'events-read', () => '/events?offset=0');
+        await removedThenRead(gw, onRedis, 'events-tail', () => '/events?offset=1&length=5');
+      },
+    );
+
     test(`${store}, a chat's image is the 404 of a chat that never was`, { ...limits, skip }, async () => {
       await removedThenRead(
         await gateway(onRedis),
