@@ -104,6 +104,7 @@ describe('ChatLog.open, append and snapshot', () => {
           outputTokens: 0,
           cacheReadTokens: 0,
           cacheWriteTokens: 0,
+          cacheWrite1hTokens: 0,
           lastActivityAt: null,
         },
         savings: savingsModel.view!(savingsModel.initial()),
@@ -141,7 +142,13 @@ describe('ChatLog.open, append and snapshot', () => {
     assert.equal(after?.cacheClock.lastCacheTouchAt, T0 + 900);
     assert.equal(after?.totals.inputTokens, 12);
     // A 2xx answer's usage, by kind (an OpenAI-format request: no cached tokens here).
-    assert.deepEqual(after?.savings.tokens, { input: 12, cacheWrite: 0, cacheRead: 0, output: 3 });
+    assert.deepEqual(after?.savings.tokens, {
+      input: 12,
+      cacheWrite: 0,
+      cacheWrite1h: 0,
+      cacheRead: 0,
+      output: 3,
+    });
     assert.deepEqual(
       after?.messages.messages.map((m) => [m.seq, m.role]),
       [
@@ -187,7 +194,7 @@ describe('ChatLog.open, append and snapshot', () => {
     await log.append('a', [say('a1'), say('a2')]);
     await log.open('b'); // drops a, checkpointing it
     await log.checkpointsSaved();
-    assert.ok(fs.existsSync(path.join(dataDir, 'checkpoints', 'a', 'totals.v1.json')));
+    assert.ok(fs.existsSync(path.join(dataDir, 'checkpoints', 'a', 'totals.v2.json')));
     await log.append('a', [say('a3')]); // a is not in memory: appended to the log only
     await log.append('b', [say('b1')]);
     assert.equal((await log.open('a'))?.totals.messageCount, 3);

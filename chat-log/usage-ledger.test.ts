@@ -21,7 +21,7 @@ const DAY = 86_400_000;
 const t0 = Date.UTC(2026, 2, 1, 23, 59, 0);
 const answer = (input: number, imageReplay = 0) =>
   countsOf(
-    { input, cacheWrite: 1, cacheRead: 2, output: 3 },
+    { input, cacheWrite: 6, cacheWrite1h: 4, cacheRead: 2, output: 3 },
     {
       trimming: 0,
       pruning: 0,
@@ -126,6 +126,25 @@ describe('FileUsageLedger', () => {
       '{"version":1,"day":"2026-03-01","teams":{"x":{"input":-1}}}',
     );
     await assert.rejects(new FileUsageLedger(join(dir, 'b')).rows('2026-03-01', '2026-03-01'), /not valid/);
+  });
+
+  test('a day file written before the one-hour cache writes were counted reads them as 0', async () => {
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    mkdirSync(join(dir, 'c'));
+    const before = { answers: 2, input: 10, cacheWrite: 6, cacheRead: 2, output: 3 };
+    const removed = { trimming: 0, pruning: 0, imageSetAside: 0, imageReplay: 0 };
+    writeFileSync(
+      join(dir, 'c', '2026-03-01.json'),
+      JSON.stringify({ version: 1, day: '2026-03-01', teams: { x: { ...before, ...removed } } }),
+    );
+    const ledger = new FileUsageLedger(join(dir, 'c'));
+    const [row] = await ledger.rows('2026-03-01', '2026-03-01');
+    assert.deepEqual(row!.counts, { ...before, cacheWrite1h: 0, ...removed });
+    await ledger.add('x', t0, answer(1));
+    await ledger.close();
+    const again = await new FileUsageLedger(join(dir, 'c')).rows('2026-03-01', '2026-03-01');
+    assert.equal(again[0]!.counts.cacheWrite1h, 4);
+    assert.equal(again[0]!.counts.cacheWrite, 12);
   });
 
   test('the file store gets a file ledger under dataDir/usage', () => {

@@ -72,10 +72,17 @@ function addInto(into: Counts, counts: Counts): void {
 }
 
 const count = z.number().int().nonnegative();
+/** Counters added after the day file's first release: a day file written before them counts 0. */
+const LATER_COUNTERS: ReadonlySet<Counter> = new Set(['cacheWrite1h']);
 const dayFile = z.strictObject({
   version: z.literal(1),
   day: z.string(),
-  teams: z.record(z.string(), z.strictObject(Object.fromEntries(COUNTERS.map((c) => [c, count])))),
+  teams: z.record(
+    z.string(),
+    z.strictObject(
+      Object.fromEntries(COUNTERS.map((c) => [c, LATER_COUNTERS.has(c) ? count.default(0) : count])),
+    ),
+  ),
 });
 
 /** The ledger of the file store: `<dir>/<YYYY-MM-DD>.json`. */

@@ -98,7 +98,7 @@ export class Metrics {
   });
   readonly tokens = new Counter({
     name: 'oda_tokens_total',
-    help: 'Tokens of answered model calls, by kind: billed (input, cache_write, cache_read, output, from the provider usage) and estimated tokens removed by each mechanism (removed_by_<mechanism>)',
+    help: 'Tokens of answered model calls, by kind: billed (input, cache_write, cache_read, output, from the provider usage; cache_write_1h is the part of cache_write written to a one-hour cache) and estimated tokens removed by each mechanism (removed_by_<mechanism>)',
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });

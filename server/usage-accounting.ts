@@ -30,6 +30,7 @@ export function loggedMechanisms(effects: CallContext['effects']): Mechanisms | 
 const METRIC_KIND = {
   input: 'input',
   cacheWrite: 'cache_write',
+  cacheWrite1h: 'cache_write_1h',
   cacheRead: 'cache_read',
   output: 'output',
   trimming: 'removed_by_trimming',
@@ -73,6 +74,7 @@ export async function chatAccounts(
       answered: s.answered,
       inputTokens: s.tokens.input,
       cacheWriteTokens: s.tokens.cacheWrite,
+      cacheWrite1hTokens: s.tokens.cacheWrite1h,
       cacheReadTokens: s.tokens.cacheRead,
       outputTokens: s.tokens.output,
     },

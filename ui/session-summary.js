@@ -28,7 +28,10 @@ export function sessionSummary(detail) {
       `${num(totals.requestCount)}${totals.failedResponseCount ? ` (${num(totals.failedResponseCount)} failed)` : ''}`,
     ],
     ['Tokens in', num(billed.inputTokens)],
-    ['Cache read / write', `${num(billed.cacheReadTokens)} / ${num(billed.cacheWriteTokens)}`],
+    [
+      'Cache read / write',
+      `${num(billed.cacheReadTokens)} / ${num(billed.cacheWriteTokens)}${billed.cacheWrite1hTokens ? ` (1h ${num(billed.cacheWrite1hTokens)})` : ''}`,
+    ],
     ['Tokens out', num(billed.outputTokens)],
   ];
   for (const key of ['cwd', 'origin', 'depth', 'preset', 'parent']) {

@@ -58,7 +58,9 @@ export function usageText(usage, format) {
   return [
     `in ${num(base)}`,
     cacheRead ? `cache read ${num(cacheRead)}` : '',
-    u.cacheWriteTokens ? `cache write ${num(u.cacheWriteTokens)}` : '',
+    u.cacheWriteTokens
+      ? `cache write ${num(u.cacheWriteTokens)}${u.cacheWrite1hTokens ? ` (1h ${num(u.cacheWrite1hTokens)})` : ''}`
+      : '',
     `out ${num(u.outputTokens)}`,
   ]
     .filter(Boolean)

@@ -136,6 +136,8 @@ export const usage = z.strictObject({
   outputTokens: int.optional(),
   cacheReadTokens: int.optional(),
   cacheWriteTokens: int.optional(),
+  /** Of `cacheWriteTokens`, those written to a one-hour cache (Anthropic's `ttl: "1h"`, billed higher). */
+  cacheWrite1hTokens: int.optional(),
 });
 
 /**

@@ -37,16 +37,27 @@ test('billed tokens by kind: Anthropic input is the base input, OpenAI input inc
   assert.deepEqual(billedTokens('anthropic', usage), {
     input: 1000,
     cacheWrite: 50,
+    cacheWrite1h: 0,
     cacheRead: 800,
     output: 20,
   });
-  assert.deepEqual(billedTokens('openai', usage), { input: 200, cacheWrite: 50, cacheRead: 800, output: 20 });
+  assert.deepEqual(billedTokens('openai', usage), {
+    input: 200,
+    cacheWrite: 50,
+    cacheWrite1h: 0,
+    cacheRead: 800,
+    output: 20,
+  });
   assert.deepEqual(billedTokens('responses', { inputTokens: 10, cacheReadTokens: 40 }), {
     input: 0,
     cacheWrite: 0,
+    cacheWrite1h: 0,
     cacheRead: 40,
     output: 0,
   });
+  // The one-hour writes are a part of the writes (never more than all of them).
+  assert.deepEqual(billedTokens('anthropic', { ...usage, cacheWrite1hTokens: 30 }).cacheWrite1h, 30);
+  assert.deepEqual(billedTokens('anthropic', { ...usage, cacheWrite1hTokens: 90 }).cacheWrite1h, 50);
 });
 
 test('the chat account sums usage per kind and the removals of answered requests', () => {
@@ -55,7 +66,7 @@ test('the chat account sums usage per kind and the removals of answered requests
     answer(
       1,
       200,
-      { inputTokens: 100, cacheWriteTokens: 4000, outputTokens: 30 },
+      { inputTokens: 100, cacheWriteTokens: 4000, cacheWrite1hTokens: 2500, outputTokens: 30 },
       {
         removed: { imageReplay: 7946 },
         imageReplayFrom: 0,
@@ -76,12 +87,24 @@ test('the chat account sums usage per kind and the removals of answered requests
     withFormat(6, 'openai'),
     answer(7, 200, { inputTokens: 500, cacheReadTokens: 400, outputTokens: 5 }),
   ]);
-  assert.deepEqual(s.tokens, { input: 100 + 20 + 100, cacheWrite: 4000, cacheRead: 4400, output: 45 });
+  assert.deepEqual(s.tokens, {
+    input: 100 + 20 + 100,
+    cacheWrite: 4000,
+    cacheWrite1h: 2500,
+    cacheRead: 4400,
+    output: 45,
+  });
   assert.deepEqual(s.removed, { trimming: 1000, pruning: 3, imageSetAside: 7000, imageReplay: 15892 });
   assert.equal(s.answered, 3);
   assert.deepEqual(savingsModel.view!(s), {
     answered: 3,
-    usage: { inputTokens: 220, cacheWriteTokens: 4000, cacheReadTokens: 4400, outputTokens: 45 },
+    usage: {
+      inputTokens: 220,
+      cacheWriteTokens: 4000,
+      cacheWrite1hTokens: 2500,
+      cacheReadTokens: 4400,
+      outputTokens: 45,
+    },
     removed: {
       trimming: { chars: 1000, tokens: 250 },
       pruning: { chars: 3, tokens: 1 },

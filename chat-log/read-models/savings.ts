@@ -19,7 +19,13 @@ export type RemovedChars = Record<RemovalMechanism, number>;
 /** Characters per estimated token (the size estimate's rule). */
 export const CHARS_PER_TOKEN = 4;
 
-const tokens = z.strictObject({ input: int, cacheWrite: int, cacheRead: int, output: int });
+const tokens = z.strictObject({
+  input: int,
+  cacheWrite: int,
+  cacheWrite1h: int,
+  cacheRead: int,
+  output: int,
+});
 const removed = z.strictObject({ trimming: int, pruning: int, imageSetAside: int, imageReplay: int });
 const savingsState = z.strictObject({
   /** Requests the provider answered (2xx): their usage and removals count. */
@@ -74,6 +80,7 @@ export function tokensView(t: BilledTokens): Json {
   return {
     inputTokens: t.input,
     cacheWriteTokens: t.cacheWrite,
+    cacheWrite1hTokens: t.cacheWrite1h,
     cacheReadTokens: t.cacheRead,
     outputTokens: t.output,
   };
@@ -81,7 +88,7 @@ export function tokensView(t: BilledTokens): Json {
 
 export const savingsModel: ReadModel<SavingsState> = {
   name: 'savings',
-  version: 2,
+  version: 3,
   internal: false,
   schema: savingsState,
   initial: (header) => ({

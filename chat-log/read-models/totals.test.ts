@@ -8,7 +8,13 @@ test('counts messages, requests, responses and sums usage', () => {
   const s = fold(totalsModel, totalsModel.initial(), [
     msg(0, 'user', 'hi', 100),
     request(1),
-    response(2, 200, true, { inputTokens: 10, outputTokens: 5, cacheReadTokens: 3, cacheWriteTokens: 2 }),
+    response(2, 200, true, {
+      inputTokens: 10,
+      outputTokens: 5,
+      cacheReadTokens: 3,
+      cacheWriteTokens: 2,
+      cacheWrite1hTokens: 1,
+    }),
     msg(3, 'model', 'hello', 400),
     request(4),
     response(5, 500, false),
@@ -24,6 +30,7 @@ test('counts messages, requests, responses and sums usage', () => {
     outputTokens: 5,
     cacheReadTokens: 3,
     cacheWriteTokens: 2,
+    cacheWrite1hTokens: 1,
     lastActivityAt: 1007,
   });
 });

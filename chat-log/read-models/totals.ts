@@ -13,6 +13,8 @@ const totalsState = z.strictObject({
   outputTokens: int,
   cacheReadTokens: int,
   cacheWriteTokens: int,
+  /** Of `cacheWriteTokens`, those written to a one-hour cache. */
+  cacheWrite1hTokens: int,
   /** `at` of the latest event; null for an empty chat. */
   lastActivityAt: int.nullable(),
 });
@@ -20,7 +22,7 @@ export type TotalsState = z.infer<typeof totalsState>;
 
 export const totalsModel: ReadModel<TotalsState> = {
   name: 'totals',
-  version: 1,
+  version: 2,
   internal: false,
   schema: totalsState,
   initial: () => ({
@@ -32,6 +34,7 @@ export const totalsModel: ReadModel<TotalsState> = {
     outputTokens: 0,
     cacheReadTokens: 0,
     cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
     lastActivityAt: null,
   }),
   apply(state, e) {
@@ -47,6 +50,7 @@ export const totalsModel: ReadModel<TotalsState> = {
         s.outputTokens += u.outputTokens ?? 0;
         s.cacheReadTokens += u.cacheReadTokens ?? 0;
         s.cacheWriteTokens += u.cacheWriteTokens ?? 0;
+        s.cacheWrite1hTokens += u.cacheWrite1hTokens ?? 0;
       }
     }
     return s;

@@ -22,6 +22,11 @@ function anthropicUsage(usage: Obj, into: Usage = {}): Usage {
     ['outputTokens', usage.output_tokens],
     ['cacheReadTokens', usage.cache_read_input_tokens],
     ['cacheWriteTokens', usage.cache_creation_input_tokens],
+    // Of those, the one-hour writes (`cache_creation` splits the writes by TTL).
+    [
+      'cacheWrite1hTokens',
+      isObj(usage.cache_creation) ? usage.cache_creation.ephemeral_1h_input_tokens : undefined,
+    ],
   ];
   const out: Usage = { ...into };
   for (const [key, value] of fields) {

@@ -39,7 +39,13 @@ describe('normalizeAnthropicResponse', () => {
           { kind: 'tool-call', id: 'toolu_01B7sQm2XbH4kK9yG3n8pR1w', name: 'TodoRead', args: '{}' },
         ],
       },
-      usage: { inputTokens: 472, outputTokens: 148, cacheReadTokens: 10240, cacheWriteTokens: 2048 },
+      usage: {
+        inputTokens: 472,
+        outputTokens: 148,
+        cacheReadTokens: 10240,
+        cacheWriteTokens: 2048,
+        cacheWrite1hTokens: 0,
+      },
       stopReason: 'tool_use',
       model: 'claude-sonnet-4-5-20250929',
       responseId: 'msg_01XFDUDYJgAACzvnptvVoYEL',
@@ -71,6 +77,51 @@ describe('normalizeAnthropicResponse', () => {
         },
       },
     ]);
+  });
+});
+
+describe('one-hour cache writes', () => {
+  // Usage as the API gives it when a request's breakpoints ask for both TTLs.
+  const usage = {
+    input_tokens: 30,
+    cache_creation_input_tokens: 5000,
+    cache_read_input_tokens: 1200,
+    cache_creation: { ephemeral_5m_input_tokens: 1500, ephemeral_1h_input_tokens: 3500 },
+    output_tokens: 9,
+  };
+  const expected = {
+    inputTokens: 30,
+    outputTokens: 9,
+    cacheReadTokens: 1200,
+    cacheWriteTokens: 5000,
+    cacheWrite1hTokens: 3500,
+  };
+
+  test('a whole answer: the one-hour part of the cache writes', () => {
+    const response = normalizeAnthropicResponse({ id: 'msg_1', content: [], usage });
+    assert.deepEqual(response.usage, expected);
+  });
+
+  test('a stream: message_start carries the split, message_delta the output', () => {
+    const accumulator = createAnthropicStreamAccumulator();
+    const start = {
+      type: 'message_start',
+      message: { id: 'msg_2', model: 'm', usage: { ...usage, output_tokens: 1 } },
+    };
+    accumulator.push('message_start', JSON.stringify(start));
+    accumulator.push(
+      'message_delta',
+      JSON.stringify({ type: 'message_delta', delta: {}, usage: { output_tokens: 9 } }),
+    );
+    accumulator.push('message_stop', JSON.stringify({ type: 'message_stop' }));
+    assert.deepEqual(accumulator.result().usage, expected);
+  });
+
+  test('without `cache_creation` (older API versions, compatible servers) no write is a one-hour one', () => {
+    const { cache_creation: _split, ...plain } = usage;
+    const response = normalizeAnthropicResponse({ id: 'msg_3', content: [], usage: plain });
+    const { cacheWrite1hTokens: _oneHour, ...rest } = expected;
+    assert.deepEqual(response.usage, rest);
   });
 });
 

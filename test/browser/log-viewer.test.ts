@@ -433,6 +433,8 @@ describe('log viewer in a browser', { skip: noBrowser, timeout: 180_000 }, () =>
     const anthropic = turn('r-anthropic', 'anthropic', {
       inputTokens: 40,
       cacheReadTokens: 2048,
+      cacheWriteTokens: 3000,
+      cacheWrite1hTokens: 2000,
       outputTokens: 5,
     });
     anthropic.splice(2, 0, {
@@ -457,8 +459,12 @@ describe('log viewer in a browser', { skip: noBrowser, timeout: 180_000 }, () =>
     assert.deepEqual(await usage.allTextContents(), [
       ' · tokens: in 952 · cache read 2,048 · out 7',
       ' · tokens: in 400 · cache read 100 · out 3',
-      ' · tokens: in 40 · cache read 2,048 · out 5',
+      ' · tokens: in 40 · cache read 2,048 · cache write 3,000 (1h 2,000) · out 5',
     ]);
+    const cache = page
+      .locator('#session-summary .facts dt', { hasText: 'Cache read / write' })
+      .locator('+ dd');
+    assert.equal(await cache.textContent(), '4,196 / 3,000 (1h 2,000)', 'the one-hour writes are told apart');
     const tokensIn = page.locator('#session-summary .facts dt', { hasText: 'Tokens in' }).locator('+ dd');
     assert.equal(await tokensIn.textContent(), '1,392', 'the per-turn figures add up to the summary');
     const pass = page.locator('.event.decision', { hasText: 'Pruning pass' });

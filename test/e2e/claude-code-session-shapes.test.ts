@@ -41,6 +41,7 @@ interface Usage {
   answered: number;
   inputTokens: number;
   cacheWriteTokens: number;
+  cacheWrite1hTokens: number;
   cacheReadTokens: number;
   outputTokens: number;
 }
@@ -342,6 +343,7 @@ describe('a Claude Code session in the log', () => {
       answered: 0,
       inputTokens: 0,
       cacheWriteTokens: 0,
+      cacheWrite1hTokens: 0,
       cacheReadTokens: 0,
       outputTokens: 0,
     };

@@ -26,8 +26,20 @@ const team = newKey();
 const PIECES = ['Hello', ' from', ' the', ' fake', ' provider.'];
 const ANSWER = PIECES.join('');
 /** The fake's usage for a stream of PIECES. */
-const BILLED = { inputTokens: 10, cacheWriteTokens: 0, cacheReadTokens: 0, outputTokens: PIECES.length };
-const NOTHING_BILLED = { inputTokens: 0, cacheWriteTokens: 0, cacheReadTokens: 0, outputTokens: 0 };
+const BILLED = {
+  inputTokens: 10,
+  cacheWriteTokens: 0,
+  cacheWrite1hTokens: 0,
+  cacheReadTokens: 0,
+  outputTokens: PIECES.length,
+};
+const NOTHING_BILLED = {
+  inputTokens: 0,
+  cacheWriteTokens: 0,
+  cacheWrite1hTokens: 0,
+  cacheReadTokens: 0,
+  outputTokens: 0,
+};
 
 /** The stream as the fake sends it (`includeUsage` as the request asked), as SSE text. */
 function fakeStreamText(model: string, includeUsage: boolean): string {

@@ -70,12 +70,14 @@ describe('usage and savings per chat, team and day', () => {
       max_tokens: 50,
       messages: [{ role: 'user', content: text }],
     });
-    // research: two answered calls in one chat (a cache write, then a read), and one refusal.
+    // research: two answered calls in one chat (a cache write, 1,500 of it to a one-hour cache,
+    // then a read), and one refusal.
     gw.fake.script(
       anthropicAnswer({
         input_tokens: 100,
         cache_creation_input_tokens: 2000,
         cache_read_input_tokens: 0,
+        cache_creation: { ephemeral_5m_input_tokens: 500, ephemeral_1h_input_tokens: 1500 },
         output_tokens: 20,
       }),
     );
@@ -140,6 +142,7 @@ describe('usage and savings per chat, team and day', () => {
       answered: 2,
       inputTokens: 130,
       cacheWriteTokens: 2000,
+      cacheWrite1hTokens: 1500,
       cacheReadTokens: 2000,
       outputTokens: 30,
     });
@@ -150,6 +153,7 @@ describe('usage and savings per chat, team and day', () => {
       answered: 1,
       inputTokens: 500,
       cacheWriteTokens: 0,
+      cacheWrite1hTokens: 0,
       cacheReadTokens: 1000,
       outputTokens: 7,
     });
@@ -170,6 +174,7 @@ describe('usage and savings per chat, team and day', () => {
     assert.deepEqual(days[0]!.usage, {
       inputTokens: 130,
       cacheWriteTokens: 2000,
+      cacheWrite1hTokens: 1500,
       cacheReadTokens: 2000,
       outputTokens: 30,
     });
@@ -194,6 +199,7 @@ describe('usage and savings per chat, team and day', () => {
     assert.deepEqual((all.body.total as Obj).usage, {
       inputTokens: 630,
       cacheWriteTokens: 2000,
+      cacheWrite1hTokens: 1500,
       cacheReadTokens: 3000,
       outputTokens: 37,
     });
@@ -229,6 +235,7 @@ describe('usage and savings per chat, team and day', () => {
       Number(new RegExp(`^oda_tokens_total\\{kind="${kind}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
     assert.equal(value('input'), 630);
     assert.equal(value('cache_write'), 2000);
+    assert.equal(value('cache_write_1h'), 1500, 'the one-hour part of the writes');
     assert.equal(value('cache_read'), 3000);
     assert.equal(value('output'), 37);
   });
@@ -328,7 +335,14 @@ describe("a compatible server's own cache count", () => {
       const { body } = await call(gw, 'unused', `/v1/sessions/${id}`);
       assert.deepEqual(
         body.usage,
-        { answered: 1, inputTokens: 220, cacheWriteTokens: 0, cacheReadTokens: 1280, outputTokens: 7 },
+        {
+          answered: 1,
+          inputTokens: 220,
+          cacheWriteTokens: 0,
+          cacheWrite1hTokens: 0,
+          cacheReadTokens: 1280,
+          outputTokens: 7,
+        },
         id,
       );
     }
