@@ -212,6 +212,7 @@ export async function profileBench(ctx: BenchContext): Promise<SectionReport> {
         },
       );
       const heap = await profileRun(stack.fake.url, spread, seconds, 'allocations');
+      writeFileSync(join('.bench-out', `gateway-${spread}.heapprofile`), heap.text);
       const allocated = allocations((JSON.parse(heap.text) as { head: AllocationNode }).head);
       const kb = (bytes: number) => (bytes / heap.requests / 1024).toFixed(1);
       tables.push(
@@ -250,7 +251,7 @@ export async function profileBench(ctx: BenchContext): Promise<SectionReport> {
       notes: [
         'a sample counts in the first area any frame of its stack belongs to, in the order of the table',
         'the profiler (sampling every 0.2 ms) slows the process: read the shares; the profile covers the load only (warm-up, start-up and shutdown left out)',
-        'the profiles are kept in .bench-out/gateway-<spread>.cpuprofile (open them in Chrome DevTools)',
+        'the profiles are kept in .bench-out/gateway-<spread>.cpuprofile and .heapprofile (open them in Chrome DevTools)',
         "allocations: V8's sampling heap profiler (a sample every 8 KB allocated, objects collected since counted too), in a second run of the same load",
       ],
       data,

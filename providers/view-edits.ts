@@ -31,26 +31,35 @@ export function editReporter(): EditReporter {
  * A message ref whose text slots are built on first use: most passes over a request's messages
  * (turn boundaries, the image replay window) read only roles, and a long history has many texts.
  */
-export function lazyMessageRef(
-  fields: Omit<MessageRef, 'texts'>,
-  texts: () => readonly TextSlot[],
+export function lazyMessageRef<Holder>(
+  index: number,
+  role: MessageRef['role'],
+  hasToolResults: boolean,
+  hasOwnContent: boolean,
+  holder: Holder,
+  texts: (holder: Holder, index: number) => readonly TextSlot[],
 ): MessageRef {
-  return new LazyMessageRef(fields.index, fields.role, fields.hasToolResults, fields.hasOwnContent, texts);
+  return new LazyMessageRef(index, role, hasToolResults, hasOwnContent, holder, texts);
 }
 
-/** A class, not an object literal with a getter: V8 keeps it fast to build and to read. */
-class LazyMessageRef implements MessageRef {
+/**
+ * A class, not an object literal with a getter: V8 keeps it fast to build and to read. It holds the
+ * message and the view's one slot maker, not a closure of its own: a listing makes one object per
+ * message of the history.
+ */
+class LazyMessageRef<Holder> implements MessageRef {
   private made: readonly TextSlot[] | undefined;
   constructor(
     readonly index: number,
     readonly role: MessageRef['role'],
     readonly hasToolResults: boolean,
     readonly hasOwnContent: boolean,
-    private readonly make: () => readonly TextSlot[],
+    private readonly holder: Holder,
+    private readonly make: (holder: Holder, index: number) => readonly TextSlot[],
   ) {}
 
   get texts(): readonly TextSlot[] {
-    return (this.made ??= this.make());
+    return (this.made ??= this.make(this.holder, this.index));
   }
 }
 

@@ -14,12 +14,13 @@ export const imageReplayStep: PipelineStep = {
     if (!cfg.enabled) return;
     const messages = ctx.view.messages();
     const images = ctx.view.images();
-    const roles = new Map(messages.map((m) => [m.index, m.role]));
+    // Most requests carry no image: then no lookup of roles is built.
+    const roles = images.length > 0 ? new Map(messages.map((m) => [m.index, m.role])) : undefined;
     const window = replayWindow({
       messages,
       imageMessageIndexes: images
         .filter((image) => {
-          const role = roles.get(image.messageIndex);
+          const role = roles?.get(image.messageIndex);
           return role === 'user' || role === 'tool';
         })
         .map((image) => image.messageIndex),

@@ -39,7 +39,9 @@ export function findCacheMarkers(value: unknown, found: CacheMarkers): void {
       return;
     }
   }
-  for (const key of Object.keys(value)) {
+  // `for...in`, not Object.keys: the walk covers the whole body on every request, and a parsed
+  // body's objects have no inherited members, so no array of keys needs making per object.
+  for (const key in value) {
     if (key !== 'cache_control' && !FREE_FORM_MEMBERS.has(key)) findCacheMarkers(value[key], found);
   }
 }

@@ -175,6 +175,7 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
   // Where the edits went: an edit inside message i marks that message.
   const tracker = placeTracker('messages', reporter);
   const slots = (holder: Obj, key: string, index: number) => textSlots(holder, key, tracker.at(index));
+  const contentSlots = (message: Obj, index: number) => slots(message, 'content', index);
   // The body's markers, found in one walk of the whole body and kept (the TTL hint is asked by two
   // steps, whether any marker is set by a third): only addCacheBreakpoint and setAutomaticCaching
   // add markers, each a plain `{ type: 'ephemeral' }` (every other edit keeps each marker where it
@@ -204,9 +205,12 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
     },
 
     messages(): MessageRef[] {
+      // Loops, not callbacks: one object per message (every request lists the whole history).
       const refs: MessageRef[] = [];
-      list().forEach((message, index) => {
-        if (!isObj(message) || (message.role !== 'user' && message.role !== 'assistant')) return;
+      const messages = list();
+      for (let index = 0; index < messages.length; index++) {
+        const message = messages[index];
+        if (!isObj(message) || (message.role !== 'user' && message.role !== 'assistant')) continue;
         const content = message.content;
         let hasToolResults = false;
         let hasOwnContent = typeof content === 'string';
@@ -216,12 +220,8 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
             else if (isObj(block)) hasOwnContent = true;
           }
         }
-        refs.push(
-          lazyMessageRef({ index, role: message.role, hasToolResults, hasOwnContent }, () =>
-            slots(message, 'content', index),
-          ),
-        );
-      });
+        refs.push(lazyMessageRef(index, message.role, hasToolResults, hasOwnContent, message, contentSlots));
+      }
       return refs;
     },
 
@@ -251,22 +251,27 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
     },
 
     images(): ImageRef[] {
+      // Loops, not callbacks: a history without images costs no allocation.
       const refs: ImageRef[] = [];
-      list().forEach((message, index) => {
-        if (!isObj(message) || message.role !== 'user' || !Array.isArray(message.content)) return;
+      const messages = list();
+      for (let index = 0; index < messages.length; index++) {
+        const message = messages[index];
+        if (!isObj(message) || message.role !== 'user' || !Array.isArray(message.content)) continue;
         const content = message.content;
-        content.forEach((block, blockIndex) => {
-          if (!isObj(block)) return;
+        for (let blockIndex = 0; blockIndex < content.length; blockIndex++) {
+          const block: unknown = content[blockIndex];
+          if (!isObj(block)) continue;
           if (block.type === 'image') {
             const path = ['messages', index, 'content', blockIndex];
             const ref = imageRef(content, block, path, index, false, tracker.at(index), reporter);
             if (ref) refs.push(ref);
           } else if (block.type === 'tool_result' && Array.isArray(block.content)) {
             const path = ['messages', index, 'content', blockIndex, 'content'];
-            refs.push(...imageRefs(block.content, path, index, true, tracker.at(index), reporter));
+            for (const ref of imageRefs(block.content, path, index, true, tracker.at(index), reporter))
+              refs.push(ref);
           }
-        });
-      });
+        }
+      }
       return refs;
     },
 

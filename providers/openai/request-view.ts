@@ -9,6 +9,7 @@ import type {
   MessageMeasure,
   MessageRef,
   RequestView,
+  TextSlot,
   ToolResultRef,
   ViewRole,
 } from '../request-view.ts';
@@ -58,6 +59,12 @@ export function openaiImageSource(part: Obj): ImageSource | undefined {
   const parsed = parseDataUrl(url);
   return parsed ? { kind: 'base64', mediaType: parsed.mediaType, data: parsed.data } : { kind: 'url', url };
 }
+
+/** A tool message's own texts: none (its text is the tool result's). */
+const NO_SLOTS: readonly TextSlot[] = [];
+const noSlots = (): readonly TextSlot[] => NO_SLOTS;
+
+const isImagePart = (part: unknown): boolean => isObj(part) && part.type === 'image_url';
 
 function imageRefs(
   content: unknown[],
@@ -159,6 +166,7 @@ export function createOpenaiRequestView(body: Record<string, unknown>): RequestV
   // Where the edits went: an edit inside message i marks that message.
   const tracker = placeTracker('messages', reporter);
   const slots = (holder: Obj, key: string, index: number) => textSlots(holder, key, tracker.at(index));
+  const contentSlots = (message: Obj, index: number) => slots(message, 'content', index);
 
   return {
     body,
@@ -170,18 +178,17 @@ export function createOpenaiRequestView(body: Record<string, unknown>): RequestV
     },
 
     messages(): MessageRef[] {
+      // Loops, not callbacks: one object per message (every request lists the whole history).
       const refs: MessageRef[] = [];
-      list().forEach((message, index) => {
-        if (!isObj(message)) return;
+      const messages = list();
+      for (let index = 0; index < messages.length; index++) {
+        const message = messages[index];
+        if (!isObj(message)) continue;
         const role = viewRole(message.role);
-        if (!role) return;
+        if (!role) continue;
         const isTool = role === 'tool';
-        refs.push(
-          lazyMessageRef({ index, role, hasToolResults: isTool, hasOwnContent: !isTool }, () =>
-            isTool ? [] : slots(message, 'content', index),
-          ),
-        );
-      });
+        refs.push(lazyMessageRef(index, role, isTool, !isTool, message, isTool ? noSlots : contentSlots));
+      }
       return refs;
     },
 
@@ -208,13 +215,16 @@ export function createOpenaiRequestView(body: Record<string, unknown>): RequestV
 
     images(): ImageRef[] {
       const refs: ImageRef[] = [];
-      list().forEach((message, index) => {
-        if (!isObj(message) || !Array.isArray(message.content)) return;
-        const at = tracker.at(index);
-        if (message.role === 'user') refs.push(...imageRefs(message.content, index, false, at, reporter));
-        else if (viewRole(message.role) === 'tool')
-          refs.push(...imageRefs(message.content, index, true, at, reporter));
-      });
+      const messages = list();
+      for (let index = 0; index < messages.length; index++) {
+        const message = messages[index];
+        if (!isObj(message) || !Array.isArray(message.content)) continue;
+        const inToolResult =
+          message.role === 'user' ? false : viewRole(message.role) === 'tool' ? true : undefined;
+        if (inToolResult === undefined || !message.content.some(isImagePart)) continue;
+        for (const ref of imageRefs(message.content, index, inToolResult, tracker.at(index), reporter))
+          refs.push(ref);
+      }
       return refs;
     },
 
