@@ -162,7 +162,7 @@ describe('ChatLog cold start', () => {
     });
     await log.open('c');
     for (let i = 0; i < 7; i++) await log.append('c', [say(`m${i}`)]);
-    const cpFile = path.join(dataDir, 'checkpoints', 'c', 'totals.v1.json');
+    const cpFile = path.join(dataDir, 'checkpoints', 'c', 'totals.v2.json');
     await log.checkpointsSaved();
     const saved = JSON.parse(fs.readFileSync(cpFile, 'utf8')) as { position: number };
     assert.equal(saved.position, 4, 'saved once 5 events were folded');
