@@ -60,7 +60,7 @@ export class RedisActivityRebuild {
       if (chats === indexed && chats === ids) return small(undefined);
       this.activityRebuilding = true;
       small((chats as number) <= 2000);
-      log?.('info', 'chat activity index is incomplete: adding the missing chats', {
+      log?.('info', 'chat activity index or id set is incomplete: adding the missing chats', {
         chats,
         indexed,
         ids,
@@ -74,7 +74,7 @@ export class RedisActivityRebuild {
         if (valid.length) await run((r) => r.eval(REINDEX, 0, prefix, ...valid));
         done += ids.length;
       } while (cursor !== '0' && !closed());
-      log?.('info', 'chat activity index is up to date', { chats: done });
+      log?.('info', 'chat activity index and id set are up to date', { chats: done });
     })()
       .catch((err: unknown) => {
         small(undefined);

@@ -62,18 +62,20 @@ return {1, n + k}`;
 
 // Rebuilds activity members and id-set members of the chats in ARGV[2..] (ARGV[1]: the key
 // prefix), reading each chat's time and team in the script so a concurrent append cannot leave a
-// stale member behind. Replies how many activity members it added.
+// stale member behind. Every id goes into the id set, also one whose keys were lost (listings skip
+// it, having no header), so the id set counts as many chats as the chat set once rebuilt. Replies
+// how many activity members it added.
 export const REINDEX = `
 local p = ARGV[1]
 local added = 0
 for i = 2, #ARGV do
   local id = ARGV[i]
+  redis.call('ZADD', p .. 'ids', 0, id)
   local h = redis.call('GET', p .. 'chat:' .. id .. ':header')
   if h then
     local ok, header = pcall(cjson.decode, h)
     local last = redis.call('GET', p .. 'chat:' .. id .. ':last')
     if ok and type(header) == 'table' and last then
-      redis.call('ZADD', p .. 'ids', 0, id)
       local member = string.rep('0', 16 - #last) .. last .. ' ' .. id
       added = added + redis.call('ZADD', p .. 'activity', 0, member)
       if type(header.team) == 'string' then
