@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import fc from 'fast-check';
 import { RedisLogBackend } from './store-redis.ts';
 import {
   FileUsageLedger,
@@ -13,6 +14,7 @@ import {
   noCounts,
   usageLedgerFor,
   utcDay,
+  UtcDays,
   type UsageLedger,
 } from './usage-ledger.ts';
 import { dropPrefix, redisSkip, redisUrl, uniquePrefix } from '../test/helpers/redis-test.ts';
@@ -73,6 +75,26 @@ describe('days', () => {
     assert.equal(
       Object.values(noCounts()).every((n) => n === 0),
       true,
+    );
+  });
+});
+
+describe('UtcDays', () => {
+  test('names the same day as utcDay for any times in any order (day edges, before 1970)', () => {
+    // Times around a few neighbouring midnights (on them, a ms either side, anywhere between),
+    // taken in any order, so consecutive calls cross day edges both ways.
+    const midnight = fc.integer({ min: -100_000, max: 100_000 }).map((d) => d * DAY);
+    const near = fc.oneof(
+      fc.integer({ min: -2, max: 2 }).map((k) => k * DAY),
+      fc.integer({ min: -2, max: 2 }).map((k) => k * DAY - 1),
+      fc.integer({ min: -2, max: 2 }).map((k) => k * DAY + 1),
+      fc.integer({ min: -2 * DAY, max: 2 * DAY }),
+    );
+    fc.assert(
+      fc.property(midnight, fc.array(near, { minLength: 1, maxLength: 40 }), (base, offsets) => {
+        const days = new UtcDays();
+        for (const offset of offsets) assert.equal(days.of(base + offset), utcDay(base + offset));
+      }),
     );
   });
 });

@@ -51,6 +51,23 @@ export function utcDay(at: number): string {
   return new Date(at).toISOString().slice(0, 10);
 }
 
+const DAY_MS = 86_400_000;
+
+/** `utcDay` remembering the last day it named: every call of a day after the first costs a compare. */
+export class UtcDays {
+  private start = 0;
+  private end = 0;
+  private day = '';
+
+  of(at: number): string {
+    if (at >= this.start && at < this.end) return this.day;
+    this.day = utcDay(at);
+    this.start = Math.floor(at / DAY_MS) * DAY_MS;
+    this.end = this.start + DAY_MS;
+    return this.day;
+  }
+}
+
 /**
  * Every day from `from` to `to` (YYYY-MM-DD, inclusive), in order. Compared as times, not as text:
  * the day after 9999-12-31 prints as `+010000-01-01`, which sorts before it.
@@ -58,7 +75,7 @@ export function utcDay(at: number): string {
 export function daysBetween(from: string, to: string): string[] {
   const days: string[] = [];
   const end = Date.parse(`${to}T00:00:00Z`);
-  for (let t = Date.parse(`${from}T00:00:00Z`); t <= end; t += 86_400_000) days.push(utcDay(t));
+  for (let t = Date.parse(`${from}T00:00:00Z`); t <= end; t += DAY_MS) days.push(utcDay(t));
   return days;
 }
 
@@ -90,6 +107,7 @@ export class FileUsageLedger implements UsageLedger {
   private readonly days = new Map<string, Map<string, Counts>>();
   private readonly dirty = new Set<string>();
   private readonly mutex = new KeyedMutex();
+  private readonly dayOf = new UtcDays();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -100,7 +118,7 @@ export class FileUsageLedger implements UsageLedger {
   ) {}
 
   async add(team: string | undefined, at: number, counts: Counts): Promise<void> {
-    const day = utcDay(at);
+    const day = this.dayOf.of(at);
     await this.mutex.run(day, async () => {
       const teams = await this.load(day);
       const key = teamKey(team);
@@ -186,6 +204,8 @@ export class FileUsageLedger implements UsageLedger {
 
 /** The ledger of the Redis store: one hash per day, `<team>|<counter>` -> count, shared by replicas. */
 export class RedisUsageLedger implements UsageLedger {
+  private readonly dayOf = new UtcDays();
+
   constructor(
     private readonly run: <T>(op: (redis: Redis) => Promise<T>) => Promise<T>,
     private readonly prefix: string,
@@ -196,7 +216,7 @@ export class RedisUsageLedger implements UsageLedger {
   }
 
   async add(team: string | undefined, at: number, counts: Counts): Promise<void> {
-    const key = this.key(utcDay(at));
+    const key = this.key(this.dayOf.of(at));
     const t = teamKey(team);
     await this.run(async (r) => {
       const tx = r.multi();

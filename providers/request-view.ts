@@ -90,11 +90,40 @@ export type BreakpointPlace = 'last-message' | 'previous-turn' | 'system';
 /** How a wire format asks its provider for prompt caching. */
 export type PromptCachingStyle = 'breakpoints' | 'key';
 
-/** What the estimate counts in one message. */
+/**
+ * Receives what the size estimate counts, message by message, as the view walks the body (no
+ * list is built: the estimate runs on every request).
+ */
+export interface MeasureSink {
+  /** The next element of the message list starts (called for every element, in order). */
+  message?(): void;
+  /** A text the model reads: text, reasoning, tool-call arguments, tool-result text (per part). */
+  text(text: string): void;
+  /** An image the model sees. */
+  image(): void;
+}
+
+/** What the estimate counts in one message (as gathered by `measureEach`). */
 export interface MessageMeasure {
-  /** Text, reasoning, tool-call arguments and tool-result text, concatenated per part. */
+  /** Text, reasoning, tool-call arguments and tool-result text, one entry per part. */
   readonly texts: readonly string[];
   readonly images: number;
+}
+
+/** What `measure` reports, gathered per message: entry i is element i of the message list. */
+export function measureEach(view: Pick<RequestView, 'measure'>): MessageMeasure[] {
+  const out: Array<{ texts: string[]; images: number }> = [];
+  const current = () => {
+    const last = out[out.length - 1];
+    if (!last) throw new Error('measure reported a text or image before any message');
+    return last;
+  };
+  view.measure({
+    message: () => out.push({ texts: [], images: 0 }),
+    text: (text) => current().texts.push(text),
+    image: () => (current().images += 1),
+  });
+  return out;
 }
 
 export interface RequestView {
@@ -108,8 +137,8 @@ export interface RequestView {
   toolResults(): ToolResultRef[];
   /** Every image the model would receive, oldest first (user messages and tool results). */
   images(): ImageRef[];
-  /** What the size estimate counts, per message (system prompt and tool definitions excluded). */
-  measure(): MessageMeasure[];
+  /** Reports what the size estimate counts, message by message (system prompt and tool definitions excluded). */
+  measure(sink: MeasureSink): void;
   /** The longest prompt-cache TTL the request's own markers ask for, if any (Anthropic `cache_control.ttl`). */
   cacheTtlHint(): '5m' | '1h' | undefined;
 

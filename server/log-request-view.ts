@@ -11,7 +11,7 @@
 import type {
   ImageRef,
   ImageSource,
-  MessageMeasure,
+  MeasureSink,
   MessageRef,
   RequestView,
   TextSlot,
@@ -301,23 +301,21 @@ export class LogRequestView implements RequestView {
     return out;
   }
 
-  measure(): MessageMeasure[] {
-    return this.entries.map((entry) => {
-      const texts: string[] = [];
-      let images = 0;
+  measure(sink: MeasureSink): void {
+    for (const entry of this.entries) {
+      sink.message?.();
       for (const part of entry.content ?? []) {
-        if (typeof part.text === 'string') texts.push(part.text);
-        else if (typeof part.args === 'string') texts.push(part.args);
-        else if (part.kind === 'image') images += 1;
+        if (typeof part.text === 'string') sink.text(part.text);
+        else if (typeof part.args === 'string') sink.text(part.args);
+        else if (part.kind === 'image') sink.image();
         else if (part.kind === 'tool-result') {
           for (const child of partsOf(part.content)) {
-            if (typeof child.text === 'string') texts.push(child.text);
-            else if (child.kind === 'image') images += 1;
+            if (typeof child.text === 'string') sink.text(child.text);
+            else if (child.kind === 'image') sink.image();
           }
         }
       }
-      return { texts, images };
-    });
+    }
   }
 
   cacheTtlHint(): undefined {

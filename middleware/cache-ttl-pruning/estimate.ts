@@ -1,6 +1,6 @@
 /**
  * The size estimate cache-TTL pruning gates on (SPEC section 4): characters / 4 against the
- * model's context window. It counts what `RequestView.measure()` reports per message (text,
+ * model's context window. It counts what `RequestView.measure` reports per message (text,
  * reasoning, tool-call arguments, tool-result text; never the system prompt or tool definitions)
  * and 8000 characters per image.
  *
@@ -81,10 +81,14 @@ export function weightedChars(text: string): number {
 /** Estimate characters of every message the model would receive (system prompt excluded). */
 export function estimateChars(view: RequestView): number {
   let chars = 0;
-  for (const message of view.measure()) {
-    for (const text of message.texts) chars += weightedChars(text);
-    chars += message.images * IMAGE_CHARS;
-  }
+  view.measure({
+    text: (text) => {
+      chars += weightedChars(text);
+    },
+    image: () => {
+      chars += IMAGE_CHARS;
+    },
+  });
   return chars;
 }
 

@@ -2,6 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { createAnthropicRequestView } from './request-view.ts';
+import { measureEach } from '../request-view.ts';
 
 const PNG =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
@@ -184,7 +185,7 @@ describe('createAnthropicRequestView', () => {
 
   test('measures text, thinking, tool input JSON and tool result text per message', () => {
     const view = createAnthropicRequestView(agentBody());
-    assert.deepEqual(view.measure(), [
+    assert.deepEqual(measureEach(view), [
       { texts: ['Fix the layout shown here.'], images: 1 },
       { texts: ['Read the CSS first.', 'Reading files.', '{"path":"a.css"}', '{}'], images: 0 },
       { texts: ['body { margin: 0 }', 'Captured.'], images: 1 },
@@ -332,7 +333,7 @@ describe('createAnthropicRequestView', () => {
       [['', 0]],
     );
     assert.deepEqual(view.images(), []);
-    assert.equal(view.measure().length, 7);
+    assert.equal(measureEach(view).length, 7);
     assert.equal(view.model, '');
     assert.equal(JSON.stringify(body), before);
   });
@@ -378,7 +379,7 @@ describe('createAnthropicRequestView properties', () => {
         const before = JSON.stringify(body);
         const view = createAnthropicRequestView(body);
         view.images();
-        view.measure();
+        measureEach(view);
         view.cacheTtlHint();
         for (const m of view.messages()) for (const slot of m.texts) slot.set(slot.text);
         for (const r of view.toolResults()) for (const slot of r.texts) slot.set(slot.text);
@@ -394,13 +395,13 @@ describe('createAnthropicRequestView properties', () => {
         const body: Obj = { model: 'm', messages };
         const view = createAnthropicRequestView(body);
         const images = view.images();
-        const imagesMeasured = view.measure().reduce((n, m) => n + m.images, 0);
+        const imagesMeasured = measureEach(view).reduce((n, m) => n + m.images, 0);
         for (const image of images) image.replaceWithText('gone');
         assert.equal(view.images().length, 0);
         assert.equal(view.changed, images.length > 0);
         // Every listed image was measured, and only listed images went away.
         assert.equal(
-          view.measure().reduce((n, m) => n + m.images, 0),
+          measureEach(view).reduce((n, m) => n + m.images, 0),
           imagesMeasured - images.length,
         );
       }),

@@ -7,7 +7,7 @@ import type {
   BreakpointPlace,
   ImageRef,
   ImageSource,
-  MessageMeasure,
+  MeasureSink,
   MessageRef,
   RequestView,
   ToolResultRef,
@@ -109,63 +109,55 @@ export function answeredToolNames(messages: readonly unknown[]): Map<Obj, string
   return names;
 }
 
-/** The text of a `tool_result` content: the string, or each text block. */
-function toolResultTexts(content: unknown): string[] {
-  if (typeof content === 'string') return [content];
-  if (!Array.isArray(content)) return [];
-  const texts: string[] = [];
+/** Reports the text of a `tool_result` content (the string, or each text block) and its images. */
+function measureToolResult(content: unknown, sink: MeasureSink): void {
+  if (typeof content === 'string') return sink.text(content);
+  if (!Array.isArray(content)) return;
   for (const block of content) {
-    if (isObj(block) && block.type === 'text' && typeof block.text === 'string') texts.push(block.text);
+    if (!isObj(block)) continue;
+    if (block.type === 'text') {
+      if (typeof block.text === 'string') sink.text(block.text);
+    } else if (block.type === 'image') sink.image();
   }
-  return texts;
 }
 
-function countImages(content: unknown): number {
-  if (!Array.isArray(content)) return 0;
-  return content.filter((block) => isObj(block) && block.type === 'image').length;
-}
-
-/** Texts the size estimate counts for one message. */
-function measureMessage(message: Obj): MessageMeasure {
+/** Reports what the size estimate counts in one message. */
+function measureMessage(message: Obj, sink: MeasureSink): void {
   const content = message.content;
-  if (typeof content === 'string') return { texts: [content], images: 0 };
-  if (!Array.isArray(content)) return { texts: [], images: 0 };
-  const texts: string[] = [];
-  let images = 0;
+  if (typeof content === 'string') return sink.text(content);
+  if (!Array.isArray(content)) return;
   for (const block of content) {
     if (!isObj(block)) continue;
     switch (block.type) {
       case 'text':
-        if (typeof block.text === 'string') texts.push(block.text);
+        if (typeof block.text === 'string') sink.text(block.text);
         break;
       case 'thinking':
-        if (typeof block.thinking === 'string') texts.push(block.thinking);
+        if (typeof block.thinking === 'string') sink.text(block.thinking);
         break;
       case 'tool_use':
       case 'server_tool_use':
       case 'mcp_tool_use':
-        texts.push(JSON.stringify(block.input ?? {}));
+        sink.text(JSON.stringify(block.input ?? {}));
         break;
       case 'tool_result':
-        texts.push(...toolResultTexts(block.content));
-        images += countImages(block.content);
+        measureToolResult(block.content, sink);
         break;
       case 'image':
-        images += 1;
+        sink.image();
         break;
       case 'document':
         if (isObj(block.source) && block.source.type === 'text' && typeof block.source.data === 'string') {
-          texts.push(block.source.data);
+          sink.text(block.source.data);
         }
         break;
       default:
         // Server tool results (web search, code execution, ...) reach the model as their JSON.
         if (typeof block.type === 'string' && block.type.endsWith('_tool_result')) {
-          texts.push(JSON.stringify(block.content ?? null));
+          sink.text(JSON.stringify(block.content ?? null));
         }
     }
   }
-  return { texts, images };
 }
 
 /** Creates the accessor over an Anthropic Messages request body (edited in place). */
@@ -275,9 +267,11 @@ export function createAnthropicRequestView(body: Record<string, unknown>): Reque
       return refs;
     },
 
-    measure(): MessageMeasure[] {
-      // One entry per element of `messages`, so entry i is message i.
-      return list().map((message) => (isObj(message) ? measureMessage(message) : { texts: [], images: 0 }));
+    measure(sink: MeasureSink) {
+      for (const message of list()) {
+        sink.message?.();
+        if (isObj(message)) measureMessage(message, sink);
+      }
     },
 
     cacheTtlHint() {

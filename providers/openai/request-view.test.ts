@@ -2,6 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { createOpenaiRequestView, parseDataUrl } from './request-view.ts';
+import { measureEach } from '../request-view.ts';
 
 const PNG =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
@@ -207,7 +208,7 @@ describe('createOpenaiRequestView', () => {
 
   test('measures text, reasoning, arguments and tool results; the system prompt is left out', () => {
     const view = createOpenaiRequestView(agentBody());
-    assert.deepEqual(view.measure(), [
+    assert.deepEqual(measureEach(view), [
       { texts: [], images: 0 },
       { texts: [], images: 0 },
       { texts: ['What is in this screenshot?'], images: 1 },
@@ -227,7 +228,7 @@ describe('createOpenaiRequestView', () => {
         { role: 'developer', content: 'tools changed' },
       ],
     });
-    assert.deepEqual(view.measure(), [
+    assert.deepEqual(measureEach(view), [
       { texts: ['hi'], images: 0 },
       { texts: ['tools changed'], images: 0 },
     ]);
@@ -250,7 +251,7 @@ describe('createOpenaiRequestView', () => {
       [['', 'weather', ['rain']]],
     );
     assert.deepEqual(view.messages()[1]?.role, 'tool');
-    assert.deepEqual(view.measure()[0], { texts: ['{"city":"Oslo"}'], images: 0 });
+    assert.deepEqual(measureEach(view)[0], { texts: ['{"city":"Oslo"}'], images: 0 });
   });
 
   test('malformed messages are skipped, not thrown on', () => {
@@ -282,7 +283,7 @@ describe('createOpenaiRequestView', () => {
       [['', undefined, 0]],
     );
     assert.deepEqual(view.images(), []);
-    assert.equal(view.measure().length, 8);
+    assert.equal(measureEach(view).length, 8);
     assert.equal(JSON.stringify(body), before);
     assert.deepEqual(createOpenaiRequestView({ messages: 'nope' }).messages(), []);
   });
@@ -296,7 +297,7 @@ describe('createOpenaiRequestView', () => {
         view.messages();
         view.toolResults();
         view.images();
-        view.measure();
+        measureEach(view);
         view.cacheTtlHint();
         assert.equal(JSON.stringify(body), before);
         assert.equal(view.changed, false);
@@ -358,12 +359,12 @@ describe('createOpenaiRequestView properties', () => {
         const body: Record<string, unknown> = { model: 'm', messages };
         const view = createOpenaiRequestView(body);
         const images = view.images();
-        const textsBefore = view.measure().reduce((n, m) => n + m.texts.length, 0);
+        const textsBefore = measureEach(view).reduce((n, m) => n + m.texts.length, 0);
         for (const image of images) image.replaceWithText('x');
         assert.equal(view.images().length, 0);
         assert.equal(view.changed, images.length > 0);
         assert.equal(
-          view.measure().reduce((n, m) => n + m.texts.length, 0),
+          measureEach(view).reduce((n, m) => n + m.texts.length, 0),
           textsBefore + images.length,
         );
       }),

@@ -6,7 +6,7 @@
 import type {
   ImageRef,
   ImageSource,
-  MessageMeasure,
+  MeasureSink,
   MessageRef,
   RequestView,
   TextSlot,
@@ -126,37 +126,34 @@ export function answeredToolNames(messages: readonly unknown[]): Map<Obj, string
   return names;
 }
 
-/** Texts the size estimate counts for one message. */
-function measureMessage(message: Obj): MessageMeasure {
-  const texts: string[] = [];
-  let images = 0;
+/** Reports what the size estimate counts in one message. */
+function measureMessage(message: Obj, sink: MeasureSink): void {
   const content = message.content;
-  if (typeof content === 'string') texts.push(content);
+  if (typeof content === 'string') sink.text(content);
   else if (Array.isArray(content)) {
     for (const part of content) {
       if (!isObj(part)) continue;
-      if (part.type === 'text' && typeof part.text === 'string') texts.push(part.text);
-      else if (part.type === 'refusal' && typeof part.refusal === 'string') texts.push(part.refusal);
-      else if (part.type === 'image_url') images += 1;
+      if (part.type === 'text' && typeof part.text === 'string') sink.text(part.text);
+      else if (part.type === 'refusal' && typeof part.refusal === 'string') sink.text(part.refusal);
+      else if (part.type === 'image_url') sink.image();
     }
   }
-  if (typeof message.refusal === 'string') texts.push(message.refusal);
-  if (typeof message.reasoning_content === 'string') texts.push(message.reasoning_content);
-  else if (typeof message.reasoning === 'string') texts.push(message.reasoning);
+  if (typeof message.refusal === 'string') sink.text(message.refusal);
+  if (typeof message.reasoning_content === 'string') sink.text(message.reasoning_content);
+  else if (typeof message.reasoning === 'string') sink.text(message.reasoning);
   if (Array.isArray(message.tool_calls)) {
     for (const call of message.tool_calls) {
       if (!isObj(call)) continue;
       if (isObj(call.function) && typeof call.function.arguments === 'string') {
-        texts.push(call.function.arguments);
+        sink.text(call.function.arguments);
       } else if (isObj(call.custom) && typeof call.custom.input === 'string') {
-        texts.push(call.custom.input);
+        sink.text(call.custom.input);
       }
     }
   }
   if (isObj(message.function_call) && typeof message.function_call.arguments === 'string') {
-    texts.push(message.function_call.arguments);
+    sink.text(message.function_call.arguments);
   }
-  return { texts, images };
 }
 
 /** Creates the accessor over an OpenAI Chat Completions request body (edited in place). */
@@ -228,16 +225,17 @@ export function createOpenaiRequestView(body: Record<string, unknown>): RequestV
       return refs;
     },
 
-    measure(): MessageMeasure[] {
-      // One entry per element of `messages`, so entry i is message i. The leading system and
-      // developer messages are the system prompt, which the estimate leaves out.
+    measure(sink: MeasureSink) {
+      // The leading system and developer messages are the system prompt, which the estimate
+      // leaves out (they are still reported as messages, with nothing in them).
       let inSystemPrompt = true;
-      return list().map((message) => {
-        if (!isObj(message)) return { texts: [], images: 0 };
-        if (inSystemPrompt && viewRole(message.role) === 'system') return { texts: [], images: 0 };
+      for (const message of list()) {
+        sink.message?.();
+        if (!isObj(message)) continue;
+        if (inSystemPrompt && viewRole(message.role) === 'system') continue;
         inSystemPrompt = false;
-        return measureMessage(message);
-      });
+        measureMessage(message, sink);
+      }
     },
 
     cacheTtlHint() {

@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import type { ViewEdit } from '../request-view.ts';
+import { measureEach, type ViewEdit } from '../request-view.ts';
 import { createResponsesRequestView } from './request-view.ts';
 import { SCREENSHOT_PLACEHOLDER_URL } from './responses-items.ts';
 import { PNG, SCREENSHOT, codexBody, inputOf } from './__fixtures__/codex-body.ts';
@@ -178,7 +178,7 @@ describe('createResponsesRequestView', () => {
     const body = codexBody();
     const view = createResponsesRequestView(body);
     const screenshot = view.images().find((i) => i.messageIndex === 10)!;
-    const before = view.measure()[10];
+    const before = measureEach(view)[10];
     assert.deepEqual(before, { texts: [], images: 1 });
     screenshot.replaceWithText('[Image #3 set aside]');
     assert.deepEqual(inputOf(body)[10]!.output, {
@@ -189,11 +189,11 @@ describe('createResponsesRequestView', () => {
       view.images().some((i) => i.messageIndex === 10),
       false,
     );
-    assert.deepEqual(view.measure()[10], { texts: [], images: 0 });
+    assert.deepEqual(measureEach(view)[10], { texts: [], images: 0 });
   });
 
   test('measures every input item: texts, arguments, reasoning summaries, outputs and images', () => {
-    const measure = createResponsesRequestView(codexBody()).measure();
+    const measure = measureEach(createResponsesRequestView(codexBody()));
     assert.equal(measure.length, 22);
     assert.deepEqual(measure[0], { texts: ['Sandbox: read-only.'], images: 0 });
     assert.deepEqual(measure[1], { texts: ['What is in this screenshot?'], images: 1 });
@@ -218,7 +218,7 @@ describe('createResponsesRequestView', () => {
     );
     assert.deepEqual(view.toolResults(), []);
     assert.deepEqual(view.images(), []);
-    assert.deepEqual(view.measure(), [{ texts: ['Hi there'], images: 0 }]);
+    assert.deepEqual(measureEach(view), [{ texts: ['Hi there'], images: 0 }]);
     view.messages()[0]!.texts[0]!.set('Hello');
     assert.equal(body.input, 'Hello');
     assert.equal(body.instructions, 'Be brief.');
@@ -266,7 +266,7 @@ describe('createResponsesRequestView', () => {
         view.messages();
         view.toolResults();
         view.images();
-        view.measure();
+        measureEach(view);
       }),
     );
     const view = createResponsesRequestView({

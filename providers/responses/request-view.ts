@@ -10,7 +10,7 @@
  */
 import type {
   ImageRef,
-  MessageMeasure,
+  MeasureSink,
   MessageRef,
   RequestView,
   TextSlot,
@@ -144,50 +144,49 @@ function outputImageRefs(item: Obj, index: number, state: EditState, reporter: E
     : [];
 }
 
-/** Texts of a content or output value: a string, or the text of each text-like part. */
-function valueTexts(value: unknown): { texts: string[]; images: number } {
-  if (typeof value === 'string') return { texts: [value], images: 0 };
-  if (!Array.isArray(value)) return { texts: [], images: 0 };
-  const texts: string[] = [];
-  let images = 0;
+/** Reports the texts and images of a message's content or a tool output (a string or parts). */
+function measureValue(value: unknown, sink: MeasureSink): void {
+  if (typeof value === 'string') return sink.text(value);
+  if (!Array.isArray(value)) return;
   for (const part of value) {
     if (!isObj(part)) continue;
-    if (typeof part.text === 'string') texts.push(part.text);
-    else if (part.type === 'refusal' && typeof part.refusal === 'string') texts.push(part.refusal);
-    else if (part.type === 'input_image') images += 1;
+    if (typeof part.text === 'string') sink.text(part.text);
+    else if (part.type === 'refusal' && typeof part.refusal === 'string') sink.text(part.refusal);
+    else if (part.type === 'input_image') sink.image();
     else if (typeof part.stdout === 'string' || typeof part.stderr === 'string') {
-      texts.push(`${str(part.stdout) ?? ''}${str(part.stderr) ?? ''}`);
+      sink.text(`${str(part.stdout) ?? ''}${str(part.stderr) ?? ''}`);
     }
   }
-  return { texts, images };
 }
 
-/** What the size estimate counts in one input item. */
-function measureItem(item: Obj): MessageMeasure {
+/** Reports what the size estimate counts in one input item. */
+function measureItem(item: Obj, sink: MeasureSink): void {
   const type = itemType(item);
-  if (type === 'message') return valueTexts(item.content);
+  if (type === 'message') return measureValue(item.content, sink);
   if (isToolOutput(item)) {
-    if (type === 'computer_call_output') return { texts: [], images: screenshotSource(item) ? 1 : 0 };
-    return valueTexts(item.output);
+    if (type === 'computer_call_output') {
+      if (screenshotSource(item)) sink.image();
+      return;
+    }
+    return measureValue(item.output, sink);
   }
   switch (type) {
     case 'function_call':
-      return { texts: [str(item.arguments) ?? ''], images: 0 };
+      return sink.text(str(item.arguments) ?? '');
     case 'custom_tool_call':
-      return { texts: [str(item.input) ?? ''], images: 0 };
-    case 'reasoning': {
+      return sink.text(str(item.input) ?? '');
+    case 'reasoning':
       // Summaries and reasoning text; encrypted content is opaque and its size says little.
-      const summary = valueTexts(item.summary).texts;
-      return { texts: [...summary, ...valueTexts(item.content).texts], images: 0 };
-    }
+      measureValue(item.summary, sink);
+      return measureValue(item.content, sink);
     case 'compaction':
     case 'item_reference':
     case undefined:
-      return { texts: [], images: 0 };
+      return;
     default: {
       // Other calls and server tool items reach the model as their JSON.
       const { id: _id, status: _status, ...rest } = item;
-      return { texts: [JSON.stringify(rest)], images: 0 };
+      return sink.text(JSON.stringify(rest));
     }
   }
 }
@@ -304,11 +303,17 @@ export function createResponsesRequestView(body: Record<string, unknown>): Reque
       return refs;
     },
 
-    measure(): MessageMeasure[] {
-      // One entry per input item, so entry i is item i. The system prompt (`instructions`) is not
-      // an item and the estimate leaves it out.
-      if (typeof body.input === 'string') return [{ texts: [body.input], images: 0 }];
-      return inputItems(body).map((item) => (isObj(item) ? measureItem(item) : { texts: [], images: 0 }));
+    measure(sink: MeasureSink) {
+      // A message per input item. The system prompt (`instructions`) is not an item and the
+      // estimate leaves it out.
+      if (typeof body.input === 'string') {
+        sink.message?.();
+        return sink.text(body.input);
+      }
+      for (const item of inputItems(body)) {
+        sink.message?.();
+        if (isObj(item)) measureItem(item, sink);
+      }
     },
 
     cacheTtlHint() {
