@@ -5,12 +5,14 @@
  */
 import type {
   BreakpointPlace,
+  EditedPlaces,
   ImageRef,
   ImageSource,
   MeasureSink,
   MessageRef,
   RequestView,
   ToolResultRef,
+  ViewEdit,
   WirePath,
 } from '../request-view.ts';
 import { isObj, type Obj } from '../wire-json.ts';
@@ -162,181 +164,207 @@ function measureMessage(message: Obj, sink: MeasureSink): void {
 
 /** Creates the accessor over an Anthropic Messages request body (edited in place). */
 export function createAnthropicRequestView(body: Record<string, unknown>): RequestView {
-  const reporter = editReporter();
-  const list = (): unknown[] => (Array.isArray(body.messages) ? body.messages : []);
+  return new AnthropicRequestView(body);
+}
+
+/**
+ * A class, not an object literal of closures: every request makes one (as a literal with its
+ * getters it took about 5 KB a request, measured).
+ */
+class AnthropicRequestView implements RequestView {
+  private readonly reporter = editReporter();
   // Where the edits went: an edit inside message i marks that message.
-  const tracker = placeTracker('messages', reporter);
-  const slots = (holder: Obj, key: string, index: number) => textSlots(holder, key, tracker.at(index));
-  const contentSlots = (message: Obj, index: number) => slots(message, 'content', index);
+  private readonly tracker = placeTracker('messages', this.reporter);
+  /** The text slots of a message's content: one function per view, handed to every lazy message ref. */
+  private readonly contentSlots = (message: Obj, index: number) => this.slots(message, 'content', index);
   // The body's markers, found in one walk of the whole body and kept (the TTL hint is asked by two
   // steps, whether any marker is set by a third): only addCacheBreakpoint and setAutomaticCaching
   // add markers, each a plain `{ type: 'ephemeral' }` (every other edit keeps each marker where it
   // was), and they update what was found.
-  let markers: CacheMarkers | undefined;
-  const markerAdded = () => {
-    if (markers) {
-      markers.present = true;
-      markers.any = true;
-    }
-  };
-  const cacheMarkers = (): CacheMarkers => {
-    if (!markers) {
-      markers = { present: false, any: false, hour: false };
-      findCacheMarkers(body, markers);
-    }
-    return markers;
-  };
+  private markers: CacheMarkers | undefined;
+  readonly promptCachingStyle = 'breakpoints' as const;
 
-  return {
-    body,
-    get model() {
-      return typeof body.model === 'string' ? body.model : '';
-    },
-    get changed() {
-      return tracker.changed;
-    },
+  constructor(readonly body: Record<string, unknown>) {}
 
-    messages(): MessageRef[] {
-      // Loops, not callbacks: one object per message (every request lists the whole history).
-      const refs: MessageRef[] = [];
-      const messages = list();
-      for (let index = 0; index < messages.length; index++) {
-        const message = messages[index];
-        if (!isObj(message) || (message.role !== 'user' && message.role !== 'assistant')) continue;
-        const content = message.content;
-        let hasToolResults = false;
-        let hasOwnContent = typeof content === 'string';
-        if (Array.isArray(content)) {
-          for (const block of content) {
-            if (isObj(block) && block.type === 'tool_result') hasToolResults = true;
-            else if (isObj(block)) hasOwnContent = true;
-          }
+  get model(): string {
+    return typeof this.body.model === 'string' ? this.body.model : '';
+  }
+
+  get changed(): boolean {
+    return this.tracker.changed;
+  }
+
+  private list(): unknown[] {
+    return Array.isArray(this.body.messages) ? this.body.messages : [];
+  }
+
+  private slots(holder: Obj, key: string, index: number) {
+    return textSlots(holder, key, this.tracker.at(index));
+  }
+
+  private markerAdded(): void {
+    if (this.markers) {
+      this.markers.present = true;
+      this.markers.any = true;
+    }
+  }
+
+  private cacheMarkers(): CacheMarkers {
+    if (!this.markers) {
+      this.markers = { present: false, any: false, hour: false };
+      findCacheMarkers(this.body, this.markers);
+    }
+    return this.markers;
+  }
+
+  messages(): MessageRef[] {
+    // Loops, not callbacks: one object per message (every request lists the whole history).
+    const refs: MessageRef[] = [];
+    const messages = this.list();
+    for (let index = 0; index < messages.length; index++) {
+      const message = messages[index];
+      if (!isObj(message) || (message.role !== 'user' && message.role !== 'assistant')) continue;
+      const content = message.content;
+      let hasToolResults = false;
+      let hasOwnContent = typeof content === 'string';
+      if (Array.isArray(content)) {
+        for (const block of content) {
+          if (isObj(block) && block.type === 'tool_result') hasToolResults = true;
+          else if (isObj(block)) hasOwnContent = true;
         }
-        refs.push(lazyMessageRef(index, message.role, hasToolResults, hasOwnContent, message, contentSlots));
       }
-      return refs;
-    },
+      refs.push(
+        lazyMessageRef(index, message.role, hasToolResults, hasOwnContent, message, this.contentSlots),
+      );
+    }
+    return refs;
+  }
 
-    toolResults(): ToolResultRef[] {
-      const messages = list();
-      const names = answeredToolNames(messages);
-      const refs: ToolResultRef[] = [];
-      messages.forEach((message, index) => {
-        if (!isObj(message) || message.role !== 'user' || !Array.isArray(message.content)) return;
-        message.content.forEach((block, blockIndex) => {
-          if (!isObj(block) || block.type !== 'tool_result') return;
-          const callId = typeof block.tool_use_id === 'string' ? block.tool_use_id : '';
-          const path = ['messages', index, 'content', blockIndex, 'content'];
-          refs.push({
-            messageIndex: index,
-            callId,
-            toolName: names.get(block),
-            isError: block.is_error === true,
-            texts: slots(block, 'content', index),
-            images: Array.isArray(block.content)
-              ? imageRefs(block.content, path, index, true, tracker.at(index), reporter)
-              : [],
-          });
+  toolResults(): ToolResultRef[] {
+    const messages = this.list();
+    const names = answeredToolNames(messages);
+    const refs: ToolResultRef[] = [];
+    messages.forEach((message, index) => {
+      if (!isObj(message) || message.role !== 'user' || !Array.isArray(message.content)) return;
+      message.content.forEach((block, blockIndex) => {
+        if (!isObj(block) || block.type !== 'tool_result') return;
+        const callId = typeof block.tool_use_id === 'string' ? block.tool_use_id : '';
+        const path = ['messages', index, 'content', blockIndex, 'content'];
+        refs.push({
+          messageIndex: index,
+          callId,
+          toolName: names.get(block),
+          isError: block.is_error === true,
+          texts: this.slots(block, 'content', index),
+          images: Array.isArray(block.content)
+            ? imageRefs(block.content, path, index, true, this.tracker.at(index), this.reporter)
+            : [],
         });
       });
-      return refs;
-    },
+    });
+    return refs;
+  }
 
-    images(): ImageRef[] {
-      // Loops, not callbacks: a history without images costs no allocation.
-      const refs: ImageRef[] = [];
-      const messages = list();
-      for (let index = 0; index < messages.length; index++) {
-        const message = messages[index];
-        if (!isObj(message) || message.role !== 'user' || !Array.isArray(message.content)) continue;
-        const content = message.content;
-        for (let blockIndex = 0; blockIndex < content.length; blockIndex++) {
-          const block: unknown = content[blockIndex];
-          if (!isObj(block)) continue;
-          if (block.type === 'image') {
-            const path = ['messages', index, 'content', blockIndex];
-            const ref = imageRef(content, block, path, index, false, tracker.at(index), reporter);
-            if (ref) refs.push(ref);
-          } else if (block.type === 'tool_result' && Array.isArray(block.content)) {
-            const path = ['messages', index, 'content', blockIndex, 'content'];
-            for (const ref of imageRefs(block.content, path, index, true, tracker.at(index), reporter))
-              refs.push(ref);
-          }
+  images(): ImageRef[] {
+    // Loops, not callbacks: a history without images costs no allocation.
+    const refs: ImageRef[] = [];
+    const messages = this.list();
+    for (let index = 0; index < messages.length; index++) {
+      const message = messages[index];
+      if (!isObj(message) || message.role !== 'user' || !Array.isArray(message.content)) continue;
+      const content = message.content;
+      for (let blockIndex = 0; blockIndex < content.length; blockIndex++) {
+        const block: unknown = content[blockIndex];
+        if (!isObj(block)) continue;
+        if (block.type === 'image') {
+          const path = ['messages', index, 'content', blockIndex];
+          const ref = imageRef(content, block, path, index, false, this.tracker.at(index), this.reporter);
+          if (ref) refs.push(ref);
+        } else if (block.type === 'tool_result' && Array.isArray(block.content)) {
+          const path = ['messages', index, 'content', blockIndex, 'content'];
+          for (const ref of imageRefs(
+            block.content,
+            path,
+            index,
+            true,
+            this.tracker.at(index),
+            this.reporter,
+          ))
+            refs.push(ref);
         }
       }
-      return refs;
-    },
+    }
+    return refs;
+  }
 
-    measure(sink: MeasureSink) {
-      for (const message of list()) {
-        sink.message?.();
-        if (isObj(message)) measureMessage(message, sink);
-      }
-    },
+  measure(sink: MeasureSink): void {
+    for (const message of this.list()) {
+      sink.message?.();
+      if (isObj(message)) measureMessage(message, sink);
+    }
+  }
 
-    cacheTtlHint() {
-      const found = cacheMarkers();
-      return found.hour ? '1h' : found.any ? '5m' : undefined;
-    },
+  cacheTtlHint(): '5m' | '1h' | undefined {
+    const found = this.cacheMarkers();
+    return found.hour ? '1h' : found.any ? '5m' : undefined;
+  }
 
-    promptCachingStyle: 'breakpoints',
+  hasCacheMarkers(): boolean {
+    return this.cacheMarkers().present;
+  }
 
-    hasCacheMarkers() {
-      return cacheMarkers().present;
-    },
-
-    addCacheBreakpoint(place: BreakpointPlace) {
-      let marked = false;
-      if (place === 'system') {
-        const system = body.system;
-        const hasSystem =
-          typeof system === 'string' ? system !== '' : Array.isArray(system) && system.length > 0;
-        if (hasSystem) {
-          marked = markLastBlock(body, 'system');
-          if (marked) tracker.member('system').changed = true;
-        } else if (Array.isArray(body.tools)) {
-          // Without a system prompt the tool definitions end the stable part of the prefix.
-          const tool: unknown = body.tools[body.tools.length - 1];
-          if (isObj(tool) && (tool.cache_control === undefined || tool.cache_control === null)) {
-            tool.cache_control = { type: 'ephemeral' };
-            marked = true;
-            tracker.member('tools').changed = true;
-          }
+  addCacheBreakpoint(place: BreakpointPlace): boolean {
+    const body = this.body;
+    let marked = false;
+    if (place === 'system') {
+      const system = body.system;
+      const hasSystem =
+        typeof system === 'string' ? system !== '' : Array.isArray(system) && system.length > 0;
+      if (hasSystem) {
+        marked = markLastBlock(body, 'system');
+        if (marked) this.tracker.member('system').changed = true;
+      } else if (Array.isArray(body.tools)) {
+        // Without a system prompt the tool definitions end the stable part of the prefix.
+        const tool: unknown = body.tools[body.tools.length - 1];
+        if (isObj(tool) && (tool.cache_control === undefined || tool.cache_control === null)) {
+          tool.cache_control = { type: 'ephemeral' };
+          marked = true;
+          this.tracker.member('tools').changed = true;
         }
-      } else {
-        const messages = list();
-        const index = breakpointMessage(messages, place);
-        const message = index === undefined ? undefined : messages[index];
-        if (isObj(message)) marked = markLastBlock(message, 'content');
-        if (marked) tracker.at(index!).changed = true;
       }
-      // The tracker marked the edit (and the view as changed) where it was made.
-      if (marked) markerAdded();
-      return marked;
-    },
+    } else {
+      const messages = this.list();
+      const index = breakpointMessage(messages, place);
+      const message = index === undefined ? undefined : messages[index];
+      if (isObj(message)) marked = markLastBlock(message, 'content');
+      if (marked) this.tracker.at(index!).changed = true;
+    }
+    // The tracker marked the edit (and the view as changed) where it was made.
+    if (marked) this.markerAdded();
+    return marked;
+  }
 
-    setAutomaticCaching() {
-      if (body.cache_control !== undefined && body.cache_control !== null) return false;
-      body.cache_control = { type: 'ephemeral' };
-      tracker.member('cache_control').changed = true;
-      markerAdded();
-      return true;
-    },
+  setAutomaticCaching(): boolean {
+    if (this.body.cache_control !== undefined && this.body.cache_control !== null) return false;
+    this.body.cache_control = { type: 'ephemeral' };
+    this.tracker.member('cache_control').changed = true;
+    this.markerAdded();
+    return true;
+  }
 
-    editedPlaces() {
-      return tracker.places;
-    },
+  editedPlaces(): EditedPlaces {
+    return this.tracker.places;
+  }
 
-    promptCacheKey() {
-      return undefined;
-    },
+  promptCacheKey(): undefined {
+    return undefined;
+  }
 
-    setPromptCacheKey() {
-      return false;
-    },
+  setPromptCacheKey(): boolean {
+    return false;
+  }
 
-    onEdit(listener) {
-      reporter.listen(listener);
-    },
-  };
+  onEdit(listener: ((edit: ViewEdit) => void) | undefined): void {
+    this.reporter.listen(listener);
+  }
 }

@@ -4,6 +4,7 @@
  * `ChatCompletionMessageParam`). Malformed parts are skipped, never thrown on.
  */
 import type {
+  EditedPlaces,
   ImageRef,
   ImageSource,
   MeasureSink,
@@ -11,6 +12,7 @@ import type {
   RequestView,
   TextSlot,
   ToolResultRef,
+  ViewEdit,
   ViewRole,
 } from '../request-view.ts';
 import { isObj, type Obj } from '../wire-json.ts';
@@ -21,10 +23,10 @@ import {
   lazyMessageRef,
   placeTracker,
   PROMPT_CACHE_KEY_FIELD,
-  promptCacheKeyField,
+  PromptCacheKeyField,
   type EditReporter,
 } from '../view-edits.ts';
-import { STREAM_OPTIONS_FIELD, streamUsageField } from './stream-usage.ts';
+import { STREAM_OPTIONS_FIELD, StreamUsageField } from './stream-usage.ts';
 
 /** Maps a wire role to the view's role; undefined for roles the view does not know. */
 function viewRole(role: unknown): ViewRole | undefined {
@@ -158,116 +160,162 @@ function measureMessage(message: Obj, sink: MeasureSink): void {
 
 /** Creates the accessor over an OpenAI Chat Completions request body (edited in place). */
 export function createOpenaiRequestView(body: Record<string, unknown>): RequestView {
-  const reporter = editReporter();
-  const list = (): unknown[] => (Array.isArray(body.messages) ? body.messages : []);
+  return new OpenaiRequestView(body);
+}
+
+/** A class, not an object literal of closures: every request makes one (see the Anthropic view). */
+class OpenaiRequestView implements RequestView {
+  private readonly reporter = editReporter();
   // Where the edits went: an edit inside message i marks that message.
-  const tracker = placeTracker('messages', reporter);
-  const slots = (holder: Obj, key: string, index: number) => textSlots(holder, key, tracker.at(index));
-  const contentSlots = (message: Obj, index: number) => slots(message, 'content', index);
+  private readonly tracker = placeTracker('messages', this.reporter);
+  /** The text slots of a message's content: one function per view, handed to every lazy message ref. */
+  private readonly contentSlots = (message: Obj, index: number) => this.slots(message, 'content', index);
+  private cacheKey: PromptCacheKeyField | undefined;
+  private streamUsage: StreamUsageField | undefined;
+  // OpenAI caches prompt prefixes by itself; `prompt_cache_key` routes a chat's requests to the
+  // same cache. https://platform.openai.com/docs/guides/prompt-caching
+  readonly promptCachingStyle = 'key' as const;
 
-  return {
-    body,
-    get model() {
-      return typeof body.model === 'string' ? body.model : '';
-    },
-    get changed() {
-      return tracker.changed;
-    },
+  constructor(readonly body: Record<string, unknown>) {}
 
-    messages(): MessageRef[] {
-      // Loops, not callbacks: one object per message (every request lists the whole history).
-      const refs: MessageRef[] = [];
-      const messages = list();
-      for (let index = 0; index < messages.length; index++) {
-        const message = messages[index];
-        if (!isObj(message)) continue;
-        const role = viewRole(message.role);
-        if (!role) continue;
-        const isTool = role === 'tool';
-        refs.push(lazyMessageRef(index, role, isTool, !isTool, message, isTool ? noSlots : contentSlots));
-      }
-      return refs;
-    },
+  get model(): string {
+    return typeof this.body.model === 'string' ? this.body.model : '';
+  }
 
-    toolResults(): ToolResultRef[] {
-      const messages = list();
-      const names = answeredToolNames(messages);
-      const refs: ToolResultRef[] = [];
-      messages.forEach((message, index) => {
-        if (!isObj(message) || (message.role !== 'tool' && message.role !== 'function')) return;
-        const callId = typeof message.tool_call_id === 'string' ? message.tool_call_id : '';
-        refs.push({
-          messageIndex: index,
-          callId,
-          toolName: names.get(message),
-          isError: false,
-          texts: slots(message, 'content', index),
-          images: Array.isArray(message.content)
-            ? imageRefs(message.content, index, true, tracker.at(index), reporter)
-            : [],
-        });
+  get changed(): boolean {
+    return this.tracker.changed;
+  }
+
+  private list(): unknown[] {
+    return Array.isArray(this.body.messages) ? this.body.messages : [];
+  }
+
+  private slots(holder: Obj, key: string, index: number) {
+    return textSlots(holder, key, this.tracker.at(index));
+  }
+
+  private keyField(): PromptCacheKeyField {
+    return (this.cacheKey ??= new PromptCacheKeyField(
+      this.body,
+      this.tracker.member(PROMPT_CACHE_KEY_FIELD),
+    ));
+  }
+
+  private usageField(): StreamUsageField {
+    return (this.streamUsage ??= new StreamUsageField(this.body, this.tracker.member(STREAM_OPTIONS_FIELD)));
+  }
+
+  messages(): MessageRef[] {
+    // Loops, not callbacks: one object per message (every request lists the whole history).
+    const refs: MessageRef[] = [];
+    const messages = this.list();
+    for (let index = 0; index < messages.length; index++) {
+      const message = messages[index];
+      if (!isObj(message)) continue;
+      const role = viewRole(message.role);
+      if (!role) continue;
+      const isTool = role === 'tool';
+      refs.push(lazyMessageRef(index, role, isTool, !isTool, message, isTool ? noSlots : this.contentSlots));
+    }
+    return refs;
+  }
+
+  toolResults(): ToolResultRef[] {
+    const messages = this.list();
+    const names = answeredToolNames(messages);
+    const refs: ToolResultRef[] = [];
+    messages.forEach((message, index) => {
+      if (!isObj(message) || (message.role !== 'tool' && message.role !== 'function')) return;
+      const callId = typeof message.tool_call_id === 'string' ? message.tool_call_id : '';
+      refs.push({
+        messageIndex: index,
+        callId,
+        toolName: names.get(message),
+        isError: false,
+        texts: this.slots(message, 'content', index),
+        images: Array.isArray(message.content)
+          ? imageRefs(message.content, index, true, this.tracker.at(index), this.reporter)
+          : [],
       });
-      return refs;
-    },
+    });
+    return refs;
+  }
 
-    images(): ImageRef[] {
-      const refs: ImageRef[] = [];
-      const messages = list();
-      for (let index = 0; index < messages.length; index++) {
-        const message = messages[index];
-        if (!isObj(message) || !Array.isArray(message.content)) continue;
-        const inToolResult =
-          message.role === 'user' ? false : viewRole(message.role) === 'tool' ? true : undefined;
-        if (inToolResult === undefined || !message.content.some(isImagePart)) continue;
-        for (const ref of imageRefs(message.content, index, inToolResult, tracker.at(index), reporter))
-          refs.push(ref);
-      }
-      return refs;
-    },
+  images(): ImageRef[] {
+    const refs: ImageRef[] = [];
+    const messages = this.list();
+    for (let index = 0; index < messages.length; index++) {
+      const message = messages[index];
+      if (!isObj(message) || !Array.isArray(message.content)) continue;
+      const inToolResult =
+        message.role === 'user' ? false : viewRole(message.role) === 'tool' ? true : undefined;
+      if (inToolResult === undefined || !message.content.some(isImagePart)) continue;
+      for (const ref of imageRefs(
+        message.content,
+        index,
+        inToolResult,
+        this.tracker.at(index),
+        this.reporter,
+      ))
+        refs.push(ref);
+    }
+    return refs;
+  }
 
-    measure(sink: MeasureSink) {
-      // The leading system and developer messages are the system prompt, which the estimate
-      // leaves out (they are still reported as messages, with nothing in them).
-      let inSystemPrompt = true;
-      for (const message of list()) {
-        sink.message?.();
-        if (!isObj(message)) continue;
-        if (inSystemPrompt && viewRole(message.role) === 'system') continue;
-        inSystemPrompt = false;
-        measureMessage(message, sink);
-      }
-    },
+  measure(sink: MeasureSink): void {
+    // The leading system and developer messages are the system prompt, which the estimate
+    // leaves out (they are still reported as messages, with nothing in them).
+    let inSystemPrompt = true;
+    for (const message of this.list()) {
+      sink.message?.();
+      if (!isObj(message)) continue;
+      if (inSystemPrompt && viewRole(message.role) === 'system') continue;
+      inSystemPrompt = false;
+      measureMessage(message, sink);
+    }
+  }
 
-    cacheTtlHint() {
-      return undefined;
-    },
+  cacheTtlHint(): undefined {
+    return undefined;
+  }
 
-    // OpenAI caches prompt prefixes by itself; `prompt_cache_key` routes a chat's requests to the
-    // same cache. https://platform.openai.com/docs/guides/prompt-caching
-    promptCachingStyle: 'key',
+  hasCacheMarkers(): boolean {
+    return hasCacheControl(this.body);
+  }
 
-    hasCacheMarkers() {
-      return hasCacheControl(body);
-    },
+  addCacheBreakpoint(): boolean {
+    return false;
+  }
 
-    addCacheBreakpoint() {
-      return false;
-    },
+  setAutomaticCaching(): boolean {
+    return false;
+  }
 
-    setAutomaticCaching() {
-      return false;
-    },
+  promptCacheKey(): string | undefined {
+    return this.keyField().promptCacheKey();
+  }
 
-    ...promptCacheKeyField(body, tracker.member(PROMPT_CACHE_KEY_FIELD)),
+  setPromptCacheKey(key: string): boolean {
+    return this.keyField().setPromptCacheKey(key);
+  }
 
-    ...streamUsageField(body, tracker.member(STREAM_OPTIONS_FIELD)),
+  removeAddedPromptCacheKey(): boolean {
+    return this.keyField().removeAddedPromptCacheKey();
+  }
 
-    editedPlaces() {
-      return tracker.places;
-    },
+  askStreamUsage(): boolean {
+    return this.usageField().askStreamUsage();
+  }
 
-    onEdit(listener) {
-      reporter.listen(listener);
-    },
-  };
+  removeAddedStreamUsage(): 'whole' | 'merged' | undefined {
+    return this.usageField().removeAddedStreamUsage();
+  }
+
+  editedPlaces(): EditedPlaces {
+    return this.tracker.places;
+  }
+
+  onEdit(listener: ((edit: ViewEdit) => void) | undefined): void {
+    this.reporter.listen(listener);
+  }
 }

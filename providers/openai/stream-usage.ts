@@ -18,40 +18,40 @@ import { openaiErrorText, openaiInBandError } from './openai-error.ts';
 /** The Chat Completions body field that holds the stream's options. */
 export const STREAM_OPTIONS_FIELD = 'stream_options';
 
-export function streamUsageField(
-  body: Record<string, unknown>,
-  state: { changed: boolean },
-): {
-  askStreamUsage(): boolean;
-  removeAddedStreamUsage(): 'whole' | 'merged' | undefined;
-} {
+export class StreamUsageField {
   // What the client sent in the member before the view asked: nothing, null, or its object.
-  let sent: { value: unknown } | undefined;
+  private sent: { value: unknown } | undefined;
   // Taken back once: the view never asks again (its provider refused the field).
-  let withdrawn = false;
-  return {
-    askStreamUsage() {
-      if (sent || withdrawn || body.stream !== true) return false;
-      const options = body[STREAM_OPTIONS_FIELD];
-      if (options !== undefined && options !== null && !isObj(options)) return false;
-      if (isObj(options) && options.include_usage === true) return false;
-      sent = { value: options };
-      // A new object, not the client's edited: the client's stays as it came, to be put back.
-      body[STREAM_OPTIONS_FIELD] = { ...(isObj(options) ? options : {}), include_usage: true };
-      state.changed = true;
-      return true;
-    },
-    removeAddedStreamUsage() {
-      if (!sent) return undefined;
-      const { value } = sent;
-      if (value === undefined) delete body[STREAM_OPTIONS_FIELD];
-      else body[STREAM_OPTIONS_FIELD] = value;
-      sent = undefined;
-      withdrawn = true;
-      state.changed = true;
-      return isObj(value) ? 'merged' : 'whole';
-    },
-  };
+  private withdrawn = false;
+
+  constructor(
+    private readonly body: Record<string, unknown>,
+    private readonly state: { changed: boolean },
+  ) {}
+
+  askStreamUsage(): boolean {
+    const body = this.body;
+    if (this.sent || this.withdrawn || body.stream !== true) return false;
+    const options = body[STREAM_OPTIONS_FIELD];
+    if (options !== undefined && options !== null && !isObj(options)) return false;
+    if (isObj(options) && options.include_usage === true) return false;
+    this.sent = { value: options };
+    // A new object, not the client's edited: the client's stays as it came, to be put back.
+    body[STREAM_OPTIONS_FIELD] = { ...(isObj(options) ? options : {}), include_usage: true };
+    this.state.changed = true;
+    return true;
+  }
+
+  removeAddedStreamUsage(): 'whole' | 'merged' | undefined {
+    if (!this.sent) return undefined;
+    const { value } = this.sent;
+    if (value === undefined) delete this.body[STREAM_OPTIONS_FIELD];
+    else this.body[STREAM_OPTIONS_FIELD] = value;
+    this.sent = undefined;
+    this.withdrawn = true;
+    this.state.changed = true;
+    return isObj(value) ? 'merged' : 'whole';
+  }
 }
 
 /**

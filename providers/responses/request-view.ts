@@ -9,12 +9,14 @@
  * Wire shapes: https://platform.openai.com/docs/api-reference/responses/create
  */
 import type {
+  EditedPlaces,
   ImageRef,
   MeasureSink,
   MessageRef,
   RequestView,
   TextSlot,
   ToolResultRef,
+  ViewEdit,
   WirePath,
 } from '../request-view.ts';
 import { stringSlot, type EditState } from '../text-slots.ts';
@@ -23,7 +25,7 @@ import {
   PROMPT_CACHE_KEY_FIELD,
   editReporter,
   placeTracker,
-  promptCacheKeyField,
+  PromptCacheKeyField,
   type EditReporter,
 } from '../view-edits.ts';
 import {
@@ -198,152 +200,176 @@ function inputItems(body: Record<string, unknown>): unknown[] {
 
 /** Creates the accessor over an OpenAI Responses request body (edited in place). */
 export function createResponsesRequestView(body: Record<string, unknown>): RequestView {
-  const reporter = editReporter();
+  return new ResponsesRequestView(body);
+}
+
+/** A class, not an object literal of closures: every request makes one (see the Anthropic view). */
+class ResponsesRequestView implements RequestView {
+  private readonly reporter = editReporter();
   // Where the edits went: an edit inside input item i marks that item; a string input is a member.
-  const tracker = placeTracker('input', reporter);
+  private readonly tracker = placeTracker('input', this.reporter);
+  private cacheKey: PromptCacheKeyField | undefined;
+  // The provider caches prompt prefixes by itself; `prompt_cache_key` routes a chat's requests to
+  // the same cache. https://platform.openai.com/docs/guides/prompt-caching
+  readonly promptCachingStyle = 'key' as const;
 
-  return {
-    body,
-    get model() {
-      return typeof body.model === 'string' ? body.model : '';
-    },
-    get changed() {
-      return tracker.changed;
-    },
+  constructor(readonly body: Record<string, unknown>) {}
 
-    messages(): MessageRef[] {
-      if (typeof body.input === 'string') {
-        return [
-          {
-            index: 0,
-            role: 'user',
-            hasToolResults: false,
-            hasOwnContent: true,
-            texts: [stringSlot(body, 'input', tracker.member('input'))],
-          },
-        ];
-      }
-      const refs: MessageRef[] = [];
-      // The assistant message of the current run of model items, which later items of the run join.
-      let run: { index: number; texts: TextSlot[] } | undefined;
-      inputItems(body).forEach((item, index) => {
-        if (!isObj(item)) return;
-        const side = itemSide(item);
-        if (side === undefined) return;
-        if (side === 'assistant') {
-          const texts = itemType(item) === 'message' ? partSlots(item, 'content', tracker.at(index)) : [];
-          if (run) run.texts.push(...texts);
-          else {
-            run = { index, texts };
-            refs.push({
-              index,
-              role: 'assistant',
-              hasToolResults: false,
-              hasOwnContent: true,
-              texts: run.texts,
-            });
-          }
-          return;
-        }
-        run = undefined;
-        if (side === 'tool') {
-          refs.push({ index, role: 'tool', hasToolResults: true, hasOwnContent: false, texts: [] });
-          return;
-        }
-        refs.push({
-          index,
-          role: side,
+  get model(): string {
+    return typeof this.body.model === 'string' ? this.body.model : '';
+  }
+
+  get changed(): boolean {
+    return this.tracker.changed;
+  }
+
+  private keyField(): PromptCacheKeyField {
+    return (this.cacheKey ??= new PromptCacheKeyField(
+      this.body,
+      this.tracker.member(PROMPT_CACHE_KEY_FIELD),
+    ));
+  }
+
+  messages(): MessageRef[] {
+    const body = this.body;
+    const tracker = this.tracker;
+    if (typeof body.input === 'string') {
+      return [
+        {
+          index: 0,
+          role: 'user',
           hasToolResults: false,
           hasOwnContent: true,
-          texts: partSlots(item, 'content', tracker.at(index)),
-        });
-      });
-      return refs;
-    },
-
-    toolResults(): ToolResultRef[] {
-      const items = inputItems(body);
-      const names = answeredToolNames(items);
-      const refs: ToolResultRef[] = [];
-      items.forEach((item, index) => {
-        if (!isObj(item) || !isToolOutput(item)) return;
-        const callId = outputCallId(item);
-        refs.push({
-          messageIndex: index,
-          callId,
-          toolName: names.get(item),
-          isError: item.status === 'failed',
-          texts: outputSlots(item, tracker.at(index)),
-          images: outputImageRefs(item, index, tracker.at(index), reporter),
-        });
-      });
-      return refs;
-    },
-
-    images(): ImageRef[] {
-      const refs: ImageRef[] = [];
-      inputItems(body).forEach((item, index) => {
-        if (!isObj(item)) return;
-        const side = itemSide(item);
-        if (side === 'user' && Array.isArray(item.content)) {
-          refs.push(
-            ...partImageRefs(
-              item.content,
-              ['input', index, 'content'],
-              index,
-              false,
-              tracker.at(index),
-              reporter,
-            ),
-          );
-        } else if (side === 'tool') {
-          refs.push(...outputImageRefs(item, index, tracker.at(index), reporter));
+          texts: [stringSlot(body, 'input', tracker.member('input'))],
+        },
+      ];
+    }
+    const refs: MessageRef[] = [];
+    // The assistant message of the current run of model items, which later items of the run join.
+    let run: { index: number; texts: TextSlot[] } | undefined;
+    inputItems(body).forEach((item, index) => {
+      if (!isObj(item)) return;
+      const side = itemSide(item);
+      if (side === undefined) return;
+      if (side === 'assistant') {
+        const texts = itemType(item) === 'message' ? partSlots(item, 'content', tracker.at(index)) : [];
+        if (run) run.texts.push(...texts);
+        else {
+          run = { index, texts };
+          refs.push({
+            index,
+            role: 'assistant',
+            hasToolResults: false,
+            hasOwnContent: true,
+            texts: run.texts,
+          });
         }
+        return;
+      }
+      run = undefined;
+      if (side === 'tool') {
+        refs.push({ index, role: 'tool', hasToolResults: true, hasOwnContent: false, texts: [] });
+        return;
+      }
+      refs.push({
+        index,
+        role: side,
+        hasToolResults: false,
+        hasOwnContent: true,
+        texts: partSlots(item, 'content', tracker.at(index)),
       });
-      return refs;
-    },
+    });
+    return refs;
+  }
 
-    measure(sink: MeasureSink) {
-      // A message per input item. The system prompt (`instructions`) is not an item and the
-      // estimate leaves it out.
-      if (typeof body.input === 'string') {
-        sink.message?.();
-        return sink.text(body.input);
+  toolResults(): ToolResultRef[] {
+    const items = inputItems(this.body);
+    const names = answeredToolNames(items);
+    const refs: ToolResultRef[] = [];
+    items.forEach((item, index) => {
+      if (!isObj(item) || !isToolOutput(item)) return;
+      const callId = outputCallId(item);
+      refs.push({
+        messageIndex: index,
+        callId,
+        toolName: names.get(item),
+        isError: item.status === 'failed',
+        texts: outputSlots(item, this.tracker.at(index)),
+        images: outputImageRefs(item, index, this.tracker.at(index), this.reporter),
+      });
+    });
+    return refs;
+  }
+
+  images(): ImageRef[] {
+    const refs: ImageRef[] = [];
+    inputItems(this.body).forEach((item, index) => {
+      if (!isObj(item)) return;
+      const side = itemSide(item);
+      if (side === 'user' && Array.isArray(item.content)) {
+        refs.push(
+          ...partImageRefs(
+            item.content,
+            ['input', index, 'content'],
+            index,
+            false,
+            this.tracker.at(index),
+            this.reporter,
+          ),
+        );
+      } else if (side === 'tool') {
+        refs.push(...outputImageRefs(item, index, this.tracker.at(index), this.reporter));
       }
-      for (const item of inputItems(body)) {
-        sink.message?.();
-        if (isObj(item)) measureItem(item, sink);
-      }
-    },
+    });
+    return refs;
+  }
 
-    cacheTtlHint() {
-      return undefined;
-    },
+  measure(sink: MeasureSink): void {
+    // A message per input item. The system prompt (`instructions`) is not an item and the
+    // estimate leaves it out.
+    if (typeof this.body.input === 'string') {
+      sink.message?.();
+      return sink.text(this.body.input);
+    }
+    for (const item of inputItems(this.body)) {
+      sink.message?.();
+      if (isObj(item)) measureItem(item, sink);
+    }
+  }
 
-    // The provider caches prompt prefixes by itself; `prompt_cache_key` routes a chat's requests to
-    // the same cache. https://platform.openai.com/docs/guides/prompt-caching
-    promptCachingStyle: 'key',
+  cacheTtlHint(): undefined {
+    return undefined;
+  }
 
-    hasCacheMarkers() {
-      return false;
-    },
+  hasCacheMarkers(): boolean {
+    return false;
+  }
 
-    addCacheBreakpoint() {
-      return false;
-    },
+  addCacheBreakpoint(): boolean {
+    return false;
+  }
 
-    setAutomaticCaching() {
-      return false;
-    },
+  setAutomaticCaching(): boolean {
+    return false;
+  }
 
-    ...promptCacheKeyField(body, tracker.member(PROMPT_CACHE_KEY_FIELD)),
+  promptCacheKey(): string | undefined {
+    return this.keyField().promptCacheKey();
+  }
 
-    editedPlaces() {
-      return tracker.places;
-    },
+  setPromptCacheKey(key: string): boolean {
+    return this.keyField().setPromptCacheKey(key);
+  }
 
-    onEdit(listener) {
-      reporter.listen(listener);
-    },
-  };
+  removeAddedPromptCacheKey(): boolean {
+    return this.keyField().removeAddedPromptCacheKey();
+  }
+
+  editedPlaces(): EditedPlaces {
+    return this.tracker.places;
+  }
+
+  onEdit(listener: ((edit: ViewEdit) => void) | undefined): void {
+    this.reporter.listen(listener);
+  }
 }
