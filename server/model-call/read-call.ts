@@ -62,7 +62,9 @@ export function readCall(
   const startedAt = app.clock.now();
   const abort = abortWhenClientGone(res);
   const adapter = FORMATS[format];
-  const { raw, body } = parseJsonBody(req.body);
+  const shape = res.locals.bodyShape as BodyShape | undefined;
+  // A long chat's body is parsed by the pieces its shape scan located (server/json-body.ts).
+  const { raw, body } = parseJsonBody(req.body, shape);
   // The format checks its body's shape at the edge (a 400 naming the field).
   const { model } = adapter.parseBody(body);
   const provider = app.registry.resolve(format, model);
@@ -86,7 +88,7 @@ export function readCall(
     model,
     raw,
     body,
-    res.locals.bodyShape as BodyShape | undefined,
+    shape,
     req.headers,
     req.query as Record<string, unknown>,
     res.locals.caller as Caller,
