@@ -160,7 +160,8 @@ export interface FormatAdapter {
   readonly storesResponses?: boolean;
   /** Request headers that carry the client's provider credential. */
   readonly credentialHeaders: readonly string[];
-  createView(body: Record<string, unknown>): RequestView;
+  /** `raw`: the bytes `body` was parsed from, untouched, when the view may use them to skip a walk. */
+  createView(body: Record<string, unknown>, raw?: Buffer): RequestView;
   normalizeRequest(body: Record<string, unknown>, opts?: NormalizeOptions): NormalizedRequest;
   normalizeResponse(json: unknown): NormalizedResponse;
   createStreamAccumulator(): StreamAccumulator;

@@ -243,6 +243,61 @@ describe('createAnthropicRequestView', () => {
       assert.equal(automatic.hasCacheMarkers?.(), true);
       assert.equal(automatic.cacheTtlHint(), '5m');
     });
+    test("from the body's bytes: the same answers as the walk, a marker added counted", () => {
+      // A body whose bytes hold no marker: none, until the view adds one.
+      const plain: Obj = { model: 'm', system: 'hi', messages: [{ role: 'user', content: 'x' }] };
+      const view = createAnthropicRequestView(plain, Buffer.from(JSON.stringify(plain)));
+      assert.equal(view.addCacheBreakpoint?.('last-message'), true);
+      assert.equal(view.hasCacheMarkers?.(), true);
+      assert.equal(view.cacheTtlHint(), '5m');
+      // A key spelled with an escape is still the member `cache_control`.
+      const text =
+        '{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"x",' +
+        '"cache\\u005fcontrol":{"type":"ephemeral","ttl":"1h"}}]}]}';
+      const escaped = JSON.parse(text) as Obj;
+      assert.equal(createAnthropicRequestView(escaped, Buffer.from(text)).cacheTtlHint(), '1h');
+      const ttl = fc.constantFrom(undefined, null, { type: 'ephemeral' }, { type: 'ephemeral', ttl: '1h' });
+      fc.assert(
+        fc.property(
+          fc.array(fc.tuple(fc.string({ maxLength: 6 }), ttl), { maxLength: 6 }),
+          ttl,
+          fc.boolean(),
+          fc.boolean(),
+          (blocks, systemMarker, escapeKeys, addOne) => {
+            const body: Obj = {
+              model: 'm',
+              system: [
+                {
+                  type: 'text',
+                  text: 's',
+                  ...(systemMarker !== undefined && { cache_control: systemMarker }),
+                },
+              ],
+              messages: [
+                {
+                  role: 'user',
+                  content: blocks.map(([t, marker]) => ({
+                    type: 'text',
+                    text: t,
+                    ...(marker !== undefined && { cache_control: marker }),
+                  })),
+                },
+              ],
+            };
+            let json = JSON.stringify(body);
+            if (escapeKeys) json = json.replaceAll('"cache_control"', '"cache_contro\\u006c"');
+            const walked = createAnthropicRequestView(JSON.parse(json) as Obj);
+            const searched = createAnthropicRequestView(JSON.parse(json) as Obj, Buffer.from(json));
+            if (addOne) {
+              assert.equal(searched.addCacheBreakpoint?.('system'), walked.addCacheBreakpoint?.('system'));
+            }
+            assert.equal(searched.hasCacheMarkers?.(), walked.hasCacheMarkers?.());
+            assert.equal(searched.cacheTtlHint(), walked.cacheTtlHint());
+          },
+        ),
+        { numRuns: 300 },
+      );
+    });
     test('a trim, a clear or an image replaced keeps the markers the view found', () => {
       const body = agentBody();
       (body.tools as Obj[])[0]!.cache_control = { type: 'ephemeral', ttl: '1h' };

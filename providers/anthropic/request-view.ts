@@ -162,9 +162,21 @@ function measureMessage(message: Obj, sink: MeasureSink): void {
   }
 }
 
-/** Creates the accessor over an Anthropic Messages request body (edited in place). */
-export function createAnthropicRequestView(body: Record<string, unknown>): RequestView {
-  return new AnthropicRequestView(body);
+/**
+ * Creates the accessor over an Anthropic Messages request body (edited in place). `raw`, the bytes
+ * `body` was parsed from, spares the walk for `cache_control` markers when they cannot hold one.
+ */
+export function createAnthropicRequestView(body: Record<string, unknown>, raw?: Buffer): RequestView {
+  return new AnthropicRequestView(body, raw !== undefined && !mayHoldCacheMarkers(raw));
+}
+
+/**
+ * False when JSON text `raw` has no member named `cache_control`: the name is not in it as written
+ * and no `\u` escape is (a key may spell any letter as one). Searching the bytes costs a fraction of
+ * walking the parsed body (a long chat's body is walked whole otherwise, on every request).
+ */
+function mayHoldCacheMarkers(raw: Buffer): boolean {
+  return raw.includes('cache_control') || raw.includes('\\u');
 }
 
 /**
@@ -184,7 +196,11 @@ class AnthropicRequestView implements RequestView {
   private markers: CacheMarkers | undefined;
   readonly promptCachingStyle = 'breakpoints' as const;
 
-  constructor(readonly body: Record<string, unknown>) {}
+  /** `unmarked`: the client's body holds no marker (its bytes said so), no walk needed. */
+  constructor(
+    readonly body: Record<string, unknown>,
+    private readonly unmarked = false,
+  ) {}
 
   get model(): string {
     return typeof this.body.model === 'string' ? this.body.model : '';
@@ -203,16 +219,16 @@ class AnthropicRequestView implements RequestView {
   }
 
   private markerAdded(): void {
-    if (this.markers) {
-      this.markers.present = true;
-      this.markers.any = true;
-    }
+    // Found first when not yet (a walk now also sees the marker just added; `unmarked` does not).
+    const markers = this.cacheMarkers();
+    markers.present = true;
+    markers.any = true;
   }
 
   private cacheMarkers(): CacheMarkers {
     if (!this.markers) {
       this.markers = { present: false, any: false, hour: false };
-      findCacheMarkers(this.body, this.markers);
+      if (!this.unmarked) findCacheMarkers(this.body, this.markers);
     }
     return this.markers;
   }
