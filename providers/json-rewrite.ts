@@ -14,16 +14,19 @@
  * One pass over the bytes: a container's members are compared as they are read, and what was
  * written for them is taken back when the container turns out not to be kept.
  */
-import { endOfString, isJsonSpace } from './wire-json.ts';
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
-const COMMA = 0x2c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
+import {
+  BACKSLASH,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COLON,
+  COMMA,
+  endOfString,
+  isJsonSpace,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+  skipJsonSpace,
+} from './wire-json.ts';
 
 /** Bytes the scan cannot follow as JSON: the value is written whole instead. */
 class Unscannable extends Error {}
@@ -136,11 +139,6 @@ function stringAt(raw: Buffer, open: number, close: number): string {
   return JSON.parse(raw.toString('utf8', open, close + 1)) as string;
 }
 
-function skipSpace(raw: Buffer, at: number, end: number): number {
-  while (at < end && isJsonSpace(raw[at]!)) at++;
-  return at;
-}
-
 /** Strings shorter than this are read byte by byte; longer ones with the native search. */
 const SHORT = 128;
 
@@ -185,10 +183,10 @@ function endOfValue(raw: Buffer, at: number, end: number): number {
 
 /** The index of the next member or element after the one ending at `at`, or of the closing byte. */
 function next(out: Out, at: number, close: number): { at: number; closed: boolean } {
-  at = skipSpace(out.raw, at, out.end);
+  at = skipJsonSpace(out.raw, at, out.end);
   if (out.raw[at] === close) return { at, closed: true };
   if (out.raw[at] !== COMMA) throw new Unscannable();
-  return { at: skipSpace(out.raw, at + 1, out.end), closed: false };
+  return { at: skipJsonSpace(out.raw, at + 1, out.end), closed: false };
 }
 
 /** Takes back what was written inside [at, end) since `mark`, and writes `value` whole there. */
@@ -201,7 +199,7 @@ function whole(out: Out, mark: number, at: number, end: number, value: unknown):
 /** Writes the array `value` element by element over the array at `at`. */
 function writeArray(out: Out, at: number, value: readonly unknown[]): number {
   const mark = out.cuts.length;
-  let i = skipSpace(out.raw, at + 1, out.end);
+  let i = skipJsonSpace(out.raw, at + 1, out.end);
   let count = 0;
   if (out.raw[i] !== CLOSE_ARRAY) {
     for (;;) {
@@ -231,7 +229,7 @@ function writeObject(out: Out, at: number, value: Record<string, unknown>): numb
   // Most often the keys are the client's, in the client's order (none added, none repeated).
   let same = true;
   let kept = true;
-  let i = skipSpace(raw, at + 1, out.end);
+  let i = skipJsonSpace(raw, at + 1, out.end);
   if (raw[i] !== CLOSE_OBJECT) {
     for (;;) {
       if (raw[i] !== QUOTE) throw new Unscannable();
@@ -239,9 +237,9 @@ function writeObject(out: Out, at: number, value: Record<string, unknown>): numb
       const key = stringAt(raw, i, close);
       same &&= keys[sent.length] === key;
       sent.push(key);
-      i = skipSpace(raw, close + 1, out.end);
+      i = skipJsonSpace(raw, close + 1, out.end);
       if (raw[i] !== COLON) throw new Unscannable();
-      i = skipSpace(raw, i + 1, out.end);
+      i = skipJsonSpace(raw, i + 1, out.end);
       if (i >= out.end) throw new Unscannable();
       // A key the edit removed: only the whole object says it.
       const child = kept && (same || Object.hasOwn(value, key)) ? value[key] : undefined;

@@ -14,9 +14,7 @@
  */
 import type { EditedPlaces } from './request-view.ts';
 import { rewriteJson } from './json-rewrite.ts';
-import { isJsonSpace } from './wire-json.ts';
-
-const CLOSE_BRACE = 0x7d;
+import { CLOSE_OBJECT, isJsonSpace } from './wire-json.ts';
 
 /** Where the parts of a body are in its bytes, from the body's shape scan. */
 export interface BodyLayout {
@@ -74,7 +72,7 @@ export function spliceEdits(
     // A member the client did not send goes last, before the body's closing brace.
     let close = raw.length - 1;
     while (close >= 0 && isJsonSpace(raw[close]!)) close--;
-    if (raw[close] !== CLOSE_BRACE) return undefined;
+    if (raw[close] !== CLOSE_OBJECT) return undefined;
     cuts.push({ start: close, end: close, bytes: Buffer.from(added, 'utf8') });
   }
   cuts.sort((a, b) => a.start - b.start);

@@ -2,19 +2,35 @@
 
 export type Obj = Record<string, unknown>;
 
+/** The bytes of JSON's structure, for the readers that work on a body's bytes as sent. */
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const COMMA = 0x2c;
+export const COLON = 0x3a;
+export const OPEN_ARRAY = 0x5b;
+export const CLOSE_ARRAY = 0x5d;
+export const OPEN_OBJECT = 0x7b;
+export const CLOSE_OBJECT = 0x7d;
+
 /** True for a byte of JSON's whitespace (space, line feed, carriage return, tab). */
 export function isJsonSpace(b: number): boolean {
   return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+}
+
+/** The first index from `at` (before `end`) that is not JSON whitespace. */
+export function skipJsonSpace(bytes: Uint8Array, at: number, end = bytes.length): number {
+  while (at < end && isJsonSpace(bytes[at]!)) at++;
+  return at;
 }
 
 /** Index of the quote that closes the string opened at `open` (the end of the text when none). */
 export function endOfString(bytes: Uint8Array, open: number): number {
   let at = open;
   for (;;) {
-    at = bytes.indexOf(0x22, at + 1);
+    at = bytes.indexOf(QUOTE, at + 1);
     if (at === -1) return bytes.length;
     let backslashes = 0;
-    while (bytes[at - 1 - backslashes] === 0x5c) backslashes++;
+    while (bytes[at - 1 - backslashes] === BACKSLASH) backslashes++;
     if (backslashes % 2 === 0) return at;
   }
 }

@@ -1,6 +1,16 @@
 import { OdaError } from '../lib/errors.ts';
 import { decodeUtf8 } from '../lib/utf8.ts';
-import { endOfString, isJsonSpace } from '../providers/wire-json.ts';
+import {
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COLON,
+  COMMA,
+  endOfString,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+  skipJsonSpace,
+} from '../providers/wire-json.ts';
 import type { BodyShape } from './json-limits.ts';
 
 /**
@@ -40,21 +50,8 @@ export function parseJsonBody(
   return { raw: buf, body: parsed as Record<string, unknown> };
 }
 
-const QUOTE = 0x22;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-
 /** Thrown inside `parsePieces` when the text is not what the scan said: the whole parse decides. */
 const NOT_PIECES = Symbol('not pieces');
-
-function skipSpace(buf: Buffer, at: number): number {
-  while (at < buf.length && isJsonSpace(buf[at]!)) at++;
-  return at;
-}
 
 function expect(ok: boolean): void {
   if (!ok) throw NOT_PIECES;
@@ -69,17 +66,17 @@ function parseValue(buf: Buffer, start: number, end: number): unknown {
 function parseList(buf: Buffer, start: number, end: number, ranges: readonly number[]): unknown[] {
   expect(buf[start] === OPEN_ARRAY && ranges.length % 2 === 0);
   const out: unknown[] = new Array<unknown>(ranges.length / 2);
-  let at = skipSpace(buf, start + 1);
+  let at = skipJsonSpace(buf, start + 1);
   for (let k = 0; k < out.length; k++) {
     if (k > 0) {
       expect(buf[at] === COMMA);
-      at = skipSpace(buf, at + 1);
+      at = skipJsonSpace(buf, at + 1);
     }
     const from = ranges[2 * k]!;
     const to = ranges[2 * k + 1]!;
     expect(at === from);
     out[k] = parseValue(buf, from, to);
-    at = skipSpace(buf, to);
+    at = skipJsonSpace(buf, to);
   }
   expect(buf[at] === CLOSE_ARRAY && at + 1 === end);
   return out;
@@ -98,27 +95,27 @@ export function parsePieces(buf: Buffer, shape: BodyShape): Record<string, unkno
   if (shape.repeatedKeys || shape.members.has('__proto__')) return undefined;
   const body: Record<string, unknown> = {};
   try {
-    let at = skipSpace(buf, 0);
+    let at = skipJsonSpace(buf, 0);
     expect(buf[at] === OPEN_OBJECT);
-    at = skipSpace(buf, at + 1);
+    at = skipJsonSpace(buf, at + 1);
     let first = true;
     for (const [key, [start, end]] of shape.members) {
       if (!first) {
         expect(buf[at] === COMMA);
-        at = skipSpace(buf, at + 1);
+        at = skipJsonSpace(buf, at + 1);
       }
       first = false;
       expect(buf[at] === QUOTE);
       const close = endOfString(buf, at);
       expect(close < start && JSON.parse(buf.toString('utf8', at, close + 1)) === key);
-      at = skipSpace(buf, close + 1);
+      at = skipJsonSpace(buf, close + 1);
       expect(buf[at] === COLON);
-      expect(skipSpace(buf, at + 1) === start);
+      expect(skipJsonSpace(buf, at + 1) === start);
       body[key] =
         shape.list?.key === key ? parseList(buf, start, end, shape.list.ranges) : parseValue(buf, start, end);
-      at = skipSpace(buf, end);
+      at = skipJsonSpace(buf, end);
     }
-    expect(!first && buf[at] === CLOSE_OBJECT && skipSpace(buf, at + 1) === buf.length);
+    expect(!first && buf[at] === CLOSE_OBJECT && skipJsonSpace(buf, at + 1) === buf.length);
   } catch (e) {
     if (e === NOT_PIECES || e instanceof SyntaxError) return undefined;
     throw e;

@@ -14,7 +14,18 @@ import type { RequestHandler } from 'express';
 import { OdaError } from '../lib/errors.ts';
 import { nextTurn, type TurnTaker, type Turns } from '../lib/in-turns.ts';
 import type { Caller } from './auth.ts';
-import { endOfString, isJsonSpace } from '../providers/wire-json.ts';
+import {
+  BACKSLASH,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COLON,
+  COMMA,
+  endOfString,
+  isJsonSpace,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+} from '../providers/wire-json.ts';
 
 export interface JsonLimits {
   /** Deepest nesting of arrays and objects. */
@@ -36,15 +47,6 @@ export const DEFAULT_JSON_LIMITS: JsonLimits = {
 
 /** Which limit a body passes first. */
 export type JsonLimitExceeded = 'depth' | 'values' | 'messages' | 'images';
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_OBJECT = 0x7d;
-const CLOSE_ARRAY = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
 
 /** Keys whose values the scan looks at. */
 const KEY_TYPE = 1;
