@@ -4,7 +4,7 @@
  */
 import type { ToolRef, Usage } from '../chat-log/format/current.ts';
 import type { NormalizedMessage } from '../chat-log/pending-message.ts';
-import type { RequestView, WirePath } from './request-view.ts';
+import type { RequestView, ScannedBody, WirePath } from './request-view.ts';
 
 /** A wire format the gateway speaks to clients (Responses is served by `openai`-format providers). */
 export type WireFormat = 'openai' | 'anthropic' | 'responses';
@@ -160,8 +160,8 @@ export interface FormatAdapter {
   readonly storesResponses?: boolean;
   /** Request headers that carry the client's provider credential. */
   readonly credentialHeaders: readonly string[];
-  /** `raw`: the bytes `body` was parsed from, untouched, when the view may use them to skip a walk. */
-  createView(body: Record<string, unknown>, raw?: Buffer): RequestView;
+  /** `scanned`: what the shape scan of the bytes `body` was parsed from found, to skip a walk. */
+  createView(body: Record<string, unknown>, scanned?: ScannedBody): RequestView;
   normalizeRequest(body: Record<string, unknown>, opts?: NormalizeOptions): NormalizedRequest;
   normalizeResponse(json: unknown): NormalizedResponse;
   createStreamAccumulator(): StreamAccumulator;

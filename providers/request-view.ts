@@ -202,3 +202,12 @@ export interface EditedPlaces {
   /** Top-level members whose value changed or that the view added (such as `system`, `tools`). */
   readonly members: ReadonlySet<string>;
 }
+
+/**
+ * What the gateway's scan of a body's bytes (done before parsing, for its limits) found that a
+ * request view can use to skip a walk of the whole parsed body.
+ */
+export interface ScannedBody {
+  /** True when some object of the body has a key that reads `cache_control` (escapes decoded). */
+  readonly cacheControlKey: boolean;
+}

@@ -121,3 +121,52 @@ test('each top-level member range is exactly the value JSON.parse keeps for that
   assert.deepEqual(JSON.parse(repeated.toString('utf8', ...scan.members.get('a')!)), { c: 3 });
   assert.equal(scan.repeatedKeys, true);
 });
+
+/** True when some object anywhere in `value` has the key `cache_control` (what the view's walk finds). */
+function hasCacheControlKey(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(hasCacheControlKey);
+  if (value === null || typeof value !== 'object') return false;
+  return Object.entries(value).some(([k, v]) => k === 'cache_control' || hasCacheControlKey(v));
+}
+
+test('cacheControlKey: a key that reads cache_control at any depth, escaped or not, and no value', () => {
+  // Keys drawn so that `cache_control` and its near misses are common; the same words as values.
+  const word = fc.constantFrom('cache_control', 'cache_contro', 'cache_controls', 'type', 'text', 'x');
+  const json = fc.letrec<{ value: unknown }>((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      word,
+      fc.integer(),
+      fc.array(tie('value'), { maxLength: 3 }),
+      fc.dictionary(word, tie('value'), { maxKeys: 3 }),
+    ),
+  })).value;
+  fc.assert(
+    fc.property(
+      json,
+      fc.constantFrom('plain', 'escape-key', 'escape-all'),
+      fc.constantFrom(1, 5, Infinity),
+      (value, spelling, budget) => {
+        let text = JSON.stringify({ model: 'm', messages: [value] });
+        // A key or a value may spell a letter as `\u` escape: the key is still `cache_control`.
+        if (spelling === 'escape-key') text = text.replaceAll('"cache_control":', '"cache\\u005fcontrol":');
+        if (spelling === 'escape-all') text = text.replaceAll('cache_control', 'c\\u0061che_control');
+        const bytes = Buffer.from(text, 'utf8');
+        const scan = new JsonShapeScan(bytes, DEFAULT_JSON_LIMITS);
+        while (!scan.done) scan.step(budget);
+        assert.equal(scan.cacheControlKey, hasCacheControlKey(JSON.parse(text)), text);
+      },
+    ),
+    { numRuns: 500 },
+  );
+  const scanned = (text: string) => {
+    const scan = new JsonShapeScan(Buffer.from(text), DEFAULT_JSON_LIMITS);
+    scan.step(Infinity);
+    return scan.cacheControlKey;
+  };
+  assert.equal(scanned('{"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}]}'), true);
+  assert.equal(scanned('{"cache_control":{"type":"ephemeral"},"messages":[]}'), true, 'top level');
+  assert.equal(scanned('{"messages":[{"role":"user","content":"cache_control"}]}'), false, 'a value');
+  assert.equal(scanned('{"messages":[{"content":"\\"cache_control\\":{}"}]}'), false, 'a key in a text');
+  assert.equal(scanned('{"a":{"b":[1,{"cache_control":null}]}}'), true, 'nested, after a list');
+});

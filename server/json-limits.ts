@@ -13,6 +13,7 @@
 import type { RequestHandler } from 'express';
 import { OdaError } from '../lib/errors.ts';
 import { nextTurn, type TurnTaker, type Turns } from '../lib/in-turns.ts';
+import type { ScannedBody } from '../providers/request-view.ts';
 import type { Caller } from './auth.ts';
 import {
   BACKSLASH,
@@ -60,6 +61,9 @@ const KEY_OTHER = 0;
 const IMAGE_TYPES = new Set(['image', 'image_url', 'input_image', 'computer_screenshot']);
 const LONGEST_IMAGE_TYPE = Math.max(...[...IMAGE_TYPES].map((t) => t.length));
 
+/** The key of Anthropic's cache markers, noted wherever it appears (see `cacheControlKey`). */
+const CACHE_CONTROL = 'cache_control';
+
 /** True when the bytes between quotes `open` and `close` are exactly `ascii` (no escapes). */
 function bytesAre(bytes: Uint8Array, open: number, close: number, ascii: string): boolean {
   if (close - open - 1 !== ascii.length) return false;
@@ -88,7 +92,7 @@ function stringText(bytes: Uint8Array, open: number, close: number): string | un
  * Where a body's parts are in its bytes, from its shape scan: what a model call keeps of the scan
  * (`res.locals.bodyShape`).
  */
-export interface BodyShape {
+export interface BodyShape extends ScannedBody {
   /**
    * The top-level `messages` or `input` array JSON.parse keeps: element k spans `ranges[2k]` to
    * `ranges[2k + 1]`.
@@ -145,6 +149,11 @@ export class JsonShapeScan implements BodyShape {
   readonly members = new Map<string, readonly [number, number]>();
   /** True when a top-level key appears more than once (JSON.parse keeps the last value). */
   repeatedKeys = false;
+  /**
+   * True when a key at any depth reads `cache_control`, escapes decoded: an Anthropic view then
+   * walks the parsed body for the markers; without one it need not (a long chat's whole history).
+   */
+  cacheControlKey = false;
   /** The top-level member whose value is being scanned, and where that value starts (-1: not yet). */
   private memberKey: string | undefined;
   private memberStart = -1;
@@ -266,6 +275,7 @@ export class JsonShapeScan implements BodyShape {
     // Cheap first: every key passes here, so the plain ones are compared byte for byte.
     if (!hasEscape(bytes, open, close)) {
       if (bytesAre(bytes, open, close, 'type')) return KEY_TYPE;
+      if (bytesAre(bytes, open, close, CACHE_CONTROL)) this.cacheControlKey = true;
       if (this.depth !== 1) return KEY_OTHER;
       if (bytesAre(bytes, open, close, 'messages')) this.keyNow = 'messages';
       else if (bytesAre(bytes, open, close, 'input')) this.keyNow = 'input';
@@ -274,6 +284,8 @@ export class JsonShapeScan implements BodyShape {
     }
     const key = stringText(bytes, open, close);
     if (key === 'type') return KEY_TYPE;
+    // An undecodable key (a lone escape) leaves JSON.parse to refuse the body.
+    if (key === CACHE_CONTROL) this.cacheControlKey = true;
     if (this.depth === 1 && (key === 'messages' || key === 'input')) {
       this.keyNow = key;
       return KEY_MESSAGES;

@@ -243,28 +243,35 @@ describe('createAnthropicRequestView', () => {
       assert.equal(automatic.hasCacheMarkers?.(), true);
       assert.equal(automatic.cacheTtlHint(), '5m');
     });
-    test("from the body's bytes: the same answers as the walk, a marker added counted", () => {
-      // A body whose bytes hold no marker: none, until the view adds one.
+    test("from the body's scan: the same answers as the walk, a marker added counted", () => {
+      // A body whose scan found no `cache_control` key: no marker, until the view adds one.
       const plain: Obj = { model: 'm', system: 'hi', messages: [{ role: 'user', content: 'x' }] };
-      const view = createAnthropicRequestView(plain, Buffer.from(JSON.stringify(plain)));
+      const view = createAnthropicRequestView(plain, { cacheControlKey: false });
+      assert.equal(view.hasCacheMarkers?.(), false);
       assert.equal(view.addCacheBreakpoint?.('last-message'), true);
       assert.equal(view.hasCacheMarkers?.(), true);
       assert.equal(view.cacheTtlHint(), '5m');
-      // A key spelled with an escape is still the member `cache_control`.
-      const text =
-        '{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"x",' +
-        '"cache\\u005fcontrol":{"type":"ephemeral","ttl":"1h"}}]}]}';
-      const escaped = JSON.parse(text) as Obj;
-      assert.equal(createAnthropicRequestView(escaped, Buffer.from(text)).cacheTtlHint(), '1h');
+      // The scan saw the key: the body is walked for it (a marker with its TTL).
+      const marked: Obj = {
+        model: 'm',
+        messages: [
+          {
+            role: 'user',
+            content: [{ type: 'text', text: 'x', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+          },
+        ],
+      };
+      assert.equal(createAnthropicRequestView(marked, { cacheControlKey: true }).cacheTtlHint(), '1h');
+      // Trusted as said: a scan that saw no key spares the walk (the body's own marker unread).
+      assert.equal(createAnthropicRequestView(marked, { cacheControlKey: false }).hasCacheMarkers?.(), false);
       const ttl = fc.constantFrom(undefined, null, { type: 'ephemeral' }, { type: 'ephemeral', ttl: '1h' });
       fc.assert(
         fc.property(
           fc.array(fc.tuple(fc.string({ maxLength: 6 }), ttl), { maxLength: 6 }),
           ttl,
           fc.boolean(),
-          fc.boolean(),
-          (blocks, systemMarker, escapeKeys, addOne) => {
-            const body: Obj = {
+          (blocks, systemMarker, addOne) => {
+            const body = (): Obj => ({
               model: 'm',
               system: [
                 {
@@ -283,16 +290,17 @@ describe('createAnthropicRequestView', () => {
                   })),
                 },
               ],
-            };
-            let json = JSON.stringify(body);
-            if (escapeKeys) json = json.replaceAll('"cache_control"', '"cache_contro\\u006c"');
-            const walked = createAnthropicRequestView(JSON.parse(json) as Obj);
-            const searched = createAnthropicRequestView(JSON.parse(json) as Obj, Buffer.from(json));
+            });
+            // What the scan says of such a body: whether any block carries the key.
+            const cacheControlKey =
+              systemMarker !== undefined || blocks.some(([, marker]) => marker !== undefined);
+            const walked = createAnthropicRequestView(body());
+            const scanned = createAnthropicRequestView(body(), { cacheControlKey });
             if (addOne) {
-              assert.equal(searched.addCacheBreakpoint?.('system'), walked.addCacheBreakpoint?.('system'));
+              assert.equal(scanned.addCacheBreakpoint?.('system'), walked.addCacheBreakpoint?.('system'));
             }
-            assert.equal(searched.hasCacheMarkers?.(), walked.hasCacheMarkers?.());
-            assert.equal(searched.cacheTtlHint(), walked.cacheTtlHint());
+            assert.equal(scanned.hasCacheMarkers?.(), walked.hasCacheMarkers?.());
+            assert.equal(scanned.cacheTtlHint(), walked.cacheTtlHint());
           },
         ),
         { numRuns: 300 },

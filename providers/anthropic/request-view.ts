@@ -11,6 +11,7 @@ import type {
   MeasureSink,
   MessageRef,
   RequestView,
+  ScannedBody,
   ToolResultRef,
   ViewEdit,
   WirePath,
@@ -163,20 +164,16 @@ function measureMessage(message: Obj, sink: MeasureSink): void {
 }
 
 /**
- * Creates the accessor over an Anthropic Messages request body (edited in place). `raw`, the bytes
- * `body` was parsed from, spares the walk for `cache_control` markers when they cannot hold one.
+ * Creates the accessor over an Anthropic Messages request body (edited in place). `scanned`, what
+ * the scan of the bytes `body` was parsed from found, spares the walk for `cache_control` markers
+ * when no key of the body reads `cache_control` (a long chat's body would be walked whole
+ * otherwise, on every request).
  */
-export function createAnthropicRequestView(body: Record<string, unknown>, raw?: Buffer): RequestView {
-  return new AnthropicRequestView(body, raw !== undefined && !mayHoldCacheMarkers(raw));
-}
-
-/**
- * False when JSON text `raw` has no member named `cache_control`: the name is not in it as written
- * and no `\u` escape is (a key may spell any letter as one). Searching the bytes costs a fraction of
- * walking the parsed body (a long chat's body is walked whole otherwise, on every request).
- */
-function mayHoldCacheMarkers(raw: Buffer): boolean {
-  return raw.includes('cache_control') || raw.includes('\\u');
+export function createAnthropicRequestView(
+  body: Record<string, unknown>,
+  scanned?: ScannedBody,
+): RequestView {
+  return new AnthropicRequestView(body, scanned !== undefined && !scanned.cacheControlKey);
 }
 
 /**
@@ -196,7 +193,7 @@ class AnthropicRequestView implements RequestView {
   private markers: CacheMarkers | undefined;
   readonly promptCachingStyle = 'breakpoints' as const;
 
-  /** `unmarked`: the client's body holds no marker (its bytes said so), no walk needed. */
+  /** `unmarked`: the client's body holds no marker (its scan said so), no walk needed. */
   constructor(
     readonly body: Record<string, unknown>,
     private readonly unmarked = false,

@@ -17,7 +17,7 @@ export function buildContext(
   /** The caller's party's turns, for a large request's pipeline steps. */
   turns?: Turns,
 ): CallContext {
-  const view = call.adapter.createView(call.body, call.raw);
+  const view = call.adapter.createView(call.body, call.shape);
   return {
     ...(turns ? { nextTurn: () => turns.take() } : {}),
     requestId: call.requestId,
