@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import {
   awaitExtendedBind,
   BoundPrefixes,
@@ -128,4 +129,116 @@ test('a request waits for the bind in progress whose history it extends, hashing
   await waiting;
   assert.equal(waited, true);
   assert.equal(await awaitExtendedBind(mine.earlier, wire, hashes, 2, undefined, undefined), false);
+});
+
+/** A body's bytes and the ranges of its `messages` elements, as the shape scan gives them. */
+function sentBody(messages: readonly unknown[], spacing = ''): { raw: Buffer; ranges: number[] } {
+  let text = `{"model":"m",${spacing}"messages":[${spacing}`;
+  const ranges: number[] = [];
+  messages.forEach((m, i) => {
+    if (i > 0) text += `,${spacing}`;
+    const part = JSON.stringify(m);
+    ranges.push(Buffer.byteLength(text), Buffer.byteLength(text) + Buffer.byteLength(part));
+    text += part;
+  });
+  return { raw: Buffer.from(`${text}]}`), ranges };
+}
+
+test('a history that starts with the newest print is compared, and hashes as a pass from scratch would', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.jsonValue(), { minLength: 1, maxLength: 12 }),
+      fc.array(fc.jsonValue(), { maxLength: 4 }),
+      fc.array(fc.nat(20), { maxLength: 4 }),
+      fc.constantFrom('', ' ', '\n  '),
+      async (history, added, extraCounts, spacing) => {
+        const before = sentBody(history, spacing);
+        const first = await wirePrefixHashes(history, [], undefined, before);
+        assert.ok(first.print, 'a body with ranges leaves a print');
+        const remembered = { wireCount: history.length, hash: first.full, print: first.print };
+        const wire = [...history, ...added];
+        const now = sentBody(wire, spacing);
+        const counts = [history.length, ...extraCounts];
+        const fresh = await wirePrefixHashes(wire, counts, undefined, now);
+        const resumed = await wirePrefixHashes(wire, counts, undefined, now, remembered);
+        assert.equal(resumed.full, fresh.full);
+        assert.equal(resumed.at.get(history.length), fresh.at.get(history.length));
+        for (const n of counts)
+          if (n > history.length && n <= wire.length) assert.equal(resumed.at.get(n), fresh.at.get(n));
+        assert.equal(
+          resumed.print!.bytes.toString(),
+          now.raw.subarray(now.ranges[0], now.ranges.at(-1)).toString(),
+        );
+        // The next request resumes from this one's print as well.
+        const next = sentBody([...wire, 'one more'], spacing);
+        const again = await wirePrefixHashes([...wire, 'one more'], [], undefined, next, {
+          wireCount: wire.length,
+          hash: resumed.full,
+          print: resumed.print!,
+        });
+        const scratch = await wirePrefixHashes([...wire, 'one more'], [wire.length], undefined, next);
+        assert.equal(again.full, scratch.full);
+        assert.equal(again.at.get(wire.length), scratch.at.get(wire.length));
+      },
+    ),
+    { numRuns: 200 },
+  );
+});
+
+test('a print is trusted only for bytes equal to its own', async () => {
+  const history = [
+    { role: 'user', content: 'hello' },
+    { role: 'assistant', content: 'hi' },
+  ];
+  const before = sentBody(history);
+  const first = await wirePrefixHashes(history, [], undefined, before);
+  // A prefix that says another hash than its bytes': trusting the print gives that hash back,
+  // which shows no byte of the prefix was hashed again.
+  const trusted = { wireCount: 2, hash: 'as remembered', print: first.print! };
+  const wire = [...history, { role: 'user', content: 'next' }];
+  const resumed = await wirePrefixHashes(wire, [2], undefined, sentBody(wire), trusted);
+  assert.equal(resumed.at.get(2), 'as remembered');
+  // One byte changed in the history (same length): hashed from scratch, never the print's hash.
+  const edited = [history[0], { role: 'assistant', content: 'ho' }, wire[2]];
+  const other = await wirePrefixHashes(edited, [2], undefined, sentBody(edited), trusted);
+  const scratch = await wirePrefixHashes(edited, [2], undefined, sentBody(edited));
+  assert.equal(other.at.get(2), scratch.at.get(2));
+  assert.notEqual(other.at.get(2), first.full);
+  // Other spacing between the messages: other bytes, not resumed.
+  const spaced = await wirePrefixHashes(wire, [2], undefined, sentBody(wire, ' '), trusted);
+  assert.notEqual(spaced.at.get(2), 'as remembered');
+  // The JSON road (no ranges) never uses a print.
+  const json = await wirePrefixHashes(wire, [2], undefined, undefined, trusted);
+  assert.notEqual(json.at.get(2), 'as remembered');
+  assert.equal(json.print, undefined);
+});
+
+test('only the newest prefix of a chat keeps its print, within a byte budget, least recently bound chat first out', async () => {
+  const printOfSize = async (size: number) => {
+    const wire = ['x'.repeat(size)];
+    return (await wirePrefixHashes(wire, [], undefined, sentBody(wire))).print!;
+  };
+  const p = new BoundPrefixes(100_000);
+  const a1 = { ...entry(1, 'a'), print: await printOfSize(40_000) };
+  p.remember('a', a1, false);
+  assert.equal(p.heldBytes, a1.print.bytes.buffer.byteLength);
+  const a2 = { ...entry(2, 'a'), print: await printOfSize(40_000) };
+  p.remember('a', a2, false);
+  assert.equal(a1.print, undefined, 'the earlier prefix gave its print up');
+  assert.ok(p.candidates('a')[0]!.print, 'the newest keeps it');
+  p.remember('b', { ...entry(1, 'b'), print: await printOfSize(40_000) }, false);
+  p.remember('c', { ...entry(1, 'c'), print: await printOfSize(40_000) }, false);
+  assert.ok(p.heldBytes <= 100_000, `held ${p.heldBytes}`);
+  assert.equal(p.candidates('a')[0]!.print, undefined, 'the least recently bound chat lost its print');
+  assert.equal(p.candidates('a')[0]!.wireCount, 2, 'but kept its prefixes');
+  assert.ok(p.candidates('c')[0]!.print);
+  // Small bodies' bytes are copied out of the pool slab they may share; a print larger than the
+  // whole budget is not kept.
+  const small = await printOfSize(100);
+  assert.equal(small.bytes.buffer.byteLength, small.bytes.length);
+  p.remember('d', { ...entry(1, 'd'), print: await printOfSize(200_000) }, false);
+  assert.equal(p.candidates('d')[0]!.print, undefined);
+  p.forget('c');
+  p.forget('b');
+  assert.equal(p.heldBytes, 0);
 });

@@ -5,7 +5,7 @@
  * A new request whose first n wire messages hash the same continues after those logged messages;
  * only what follows is normalized, digested and appended.
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { forEachInTurns, type Turns } from '../lib/in-turns.ts';
 
 /**
@@ -30,30 +30,78 @@ export function sentList(
 }
 
 /**
+ * The bytes a remembered prefix was hashed from, kept with the newest prefix of a chat (while
+ * `BoundPrefixes`' budget allows) so the chat's next request compares its bytes with them (a
+ * memcmp) instead of hashing its whole history again: sha256 costs about 0.6 ms per MB, the
+ * comparison a twentieth of that.
+ */
+export interface SentPrint {
+  /** The wire list's bytes as sent, from its first message to the end of its last. */
+  readonly bytes: Buffer;
+  /** The running hash right after those bytes (its digest is the prefix's hash); only ever copied. */
+  readonly state: Hash;
+}
+
+/** The request's wire-list hashes by message count, of the whole list, and its print (bytes road). */
+export interface WireHashes {
+  at: Map<number, string>;
+  full: string;
+  /** The print of the whole list, for the prefix this request will be remembered as. */
+  print?: SentPrint;
+}
+
+/** Bodies under this size have their print copied out (a small body may sit in a shared pool slab). */
+const COPY_PRINT_BELOW = 16 * 1024;
+
+function printOf(bytes: Buffer, state: Hash): SentPrint {
+  if (bytes.length >= COPY_PRINT_BELOW) return { bytes, state };
+  const own = Buffer.allocUnsafeSlow(bytes.length);
+  bytes.copy(own);
+  return { bytes: own, state };
+}
+
+/**
  * sha256 of the first n wire messages for each n of `counts` (at most the list's length), and of
  * all of them, in one pass. From the bytes as sent when their ranges are known (the span from the
  * first message to the end of the n-th: equal bytes mean equal parsed messages, and no message is
  * serialised again), else from each message's JSON (equal JSON means equal parsed messages). The
  * two kinds never compare equal.
+ *
+ * `resume`: a remembered prefix with its print (the chat's newest). When the request's bytes up to
+ * that prefix's length equal the print's, its hash is that prefix's, and hashing goes on from the
+ * print's state over the bytes after it only; the lengths below it are then not hashed (a shorter
+ * prefix can never be the longest verified one).
  */
 export async function wirePrefixHashes(
   wire: readonly unknown[],
   counts: readonly number[],
   turns: Turns | undefined,
   sent?: { raw: Buffer; ranges: readonly number[] },
-): Promise<{ at: Map<number, string>; full: string }> {
+  resume?: Pick<PrefixEntry, 'wireCount' | 'hash' | 'print'>,
+): Promise<WireHashes> {
   const at = new Map<number, string>();
-  const cuts = [...new Set(counts)].filter((n) => n <= wire.length).sort((a, b) => a - b);
+  let cuts = [...new Set(counts)].filter((n) => n <= wire.length).sort((a, b) => a - b);
   if (sent && sent.ranges.length === 2 * wire.length && wire.length > 0) {
     const { raw, ranges } = sent;
-    const h = createHash('sha256').update('bytes\n');
-    let from = ranges[0]!;
+    const start = ranges[0]!;
+    const end = ranges[2 * wire.length - 1]!;
+    let h: Hash | undefined;
+    let from = start;
+    const resumed = resume?.print && resumeAt(raw, ranges, wire.length, resume.wireCount, resume.print);
+    if (resumed !== undefined) {
+      at.set(resume!.wireCount, resume!.hash);
+      h = resume!.print!.state.copy();
+      from = resumed;
+      cuts = cuts.filter((n) => n > resume!.wireCount);
+    } else h = createHash('sha256').update('bytes\n');
     for (const n of cuts) {
       const cut = n === 0 ? from : ranges[2 * n - 1]!;
       at.set(n, h.update(raw.subarray(from, cut)).copy().digest('hex'));
       from = cut;
     }
-    return { at, full: h.update(raw.subarray(from, ranges[2 * wire.length - 1])).digest('hex') };
+    h.update(raw.subarray(from, end));
+    const print = printOf(raw.subarray(start, end), h.copy());
+    return { at, full: h.digest('hex'), print };
   }
   const h = createHash('sha256');
   const wanted = new Set(cuts);
@@ -72,6 +120,24 @@ export async function wirePrefixHashes(
 }
 
 /**
+ * Where the request's bytes after the first `n` wire messages begin, when those n messages are
+ * byte for byte the print's (n >= 1); undefined otherwise.
+ */
+function resumeAt(
+  raw: Buffer,
+  ranges: readonly number[],
+  length: number,
+  n: number,
+  print: SentPrint,
+): number | undefined {
+  if (n < 1 || n > length) return undefined;
+  const start = ranges[0]!;
+  const cut = ranges[2 * n - 1]!;
+  if (cut - start !== print.bytes.length) return undefined;
+  return raw.subarray(start, cut).equals(print.bytes) ? cut : undefined;
+}
+
+/**
  * The wire messages of one of a chat's recent bound requests, hashed, and the chat (or branch)
  * they are in.
  */
@@ -81,6 +147,8 @@ export interface PrefixEntry {
   /** How many logged messages of `chatId` those wire messages stand for. */
   loggedCount: number;
   chatId: string;
+  /** The bytes the hash was taken of (the chat's newest prefix only, while the budget allows). */
+  print?: SentPrint;
 }
 
 /**
@@ -104,10 +172,26 @@ export function longestVerified<T extends { readonly wireCount: number; readonly
 const PREFIXES_PER_CHAT = 8;
 /** Chats whose prefixes are kept; the least recently bound one is forgotten first. */
 const CHATS_KEPT = 10_000;
+/**
+ * Bytes of request bodies kept as prints, all chats together: a long chat's next turn compares its
+ * history's bytes with its newest print instead of hashing them. Beyond it the least recently bound
+ * chats' prints go (their prefixes stay, checked by hash).
+ */
+export const PRINT_BUDGET_BYTES = 16 * 1024 * 1024;
+
+/** What a print holds in memory: the allocation its bytes keep alive. */
+function printBytes(print: SentPrint): number {
+  return print.bytes.buffer.byteLength;
+}
 
 /** The recent prefixes of the most recently bound chats, newest first per chat. */
 export class BoundPrefixes {
   private readonly byChat = new Map<string, PrefixEntry[]>();
+  /** Chats whose newest prefix holds a print, least recently bound first, with its size. */
+  private readonly printed = new Map<string, number>();
+  private printedBytes = 0;
+
+  constructor(private readonly printBudget = PRINT_BUDGET_BYTES) {}
 
   /**
    * The prefixes a request naming chat `id` may continue: the newest wherever it leads (a branch of
@@ -121,15 +205,23 @@ export class BoundPrefixes {
   /** Forgets chat `id`'s prefixes (its log is not the one they were verified against). */
   forget(id: string): void {
     this.byChat.delete(id);
+    this.dropPrint(id);
+  }
+
+  /** Bytes held as prints, all chats together. */
+  get heldBytes(): number {
+    return this.printedBytes;
   }
 
   /**
    * Notes a bound request's prefix first; after a compaction, the chat's earlier ones are gone.
    * Beyond the limit the most redundant earlier one goes (the one whose length is nearest another's),
    * so the lengths kept stay spread out and a late request still finds one shortly before its own.
+   * Only the new prefix keeps its print (within the budget).
    */
   remember(id: string, entry: PrefixEntry, compacted: boolean): void {
     const earlier = compacted ? [] : (this.byChat.get(id) ?? []);
+    this.dropPrint(id);
     const kept = [entry, ...earlier.filter((e) => e.wireCount !== entry.wireCount)];
     while (kept.length > PREFIXES_PER_CHAT) {
       const counts = kept.map((e) => e.wireCount).sort((a, b) => a - b);
@@ -144,7 +236,28 @@ export class BoundPrefixes {
     }
     this.byChat.delete(id);
     this.byChat.set(id, kept);
-    if (this.byChat.size > CHATS_KEPT) this.byChat.delete(this.byChat.keys().next().value as string);
+    if (entry.print) this.holdPrint(id, entry);
+    if (this.byChat.size > CHATS_KEPT) this.forget(this.byChat.keys().next().value as string);
+  }
+
+  private holdPrint(id: string, entry: PrefixEntry): void {
+    const size = printBytes(entry.print!);
+    if (size > this.printBudget) {
+      delete entry.print;
+      return;
+    }
+    this.printed.set(id, size);
+    this.printedBytes += size;
+    while (this.printedBytes > this.printBudget) this.dropPrint(this.printed.keys().next().value as string);
+  }
+
+  /** Takes the print off chat `id`'s prefixes (they stay, checked by hash). */
+  private dropPrint(id: string): void {
+    const size = this.printed.get(id);
+    if (size === undefined) return;
+    this.printed.delete(id);
+    this.printedBytes -= size;
+    for (const e of this.byChat.get(id) ?? []) delete e.print;
   }
 }
 
@@ -199,8 +312,9 @@ export class PendingBinds {
 /**
  * Waits for the longest of `pending` (binds of the chat that started before this request's) whose
  * wire messages the request starts with, beyond the `from` messages already verified; hashes the
- * request's prefixes at their lengths first when `hashes` lacks them (added to `hashes`). True when
- * it waited: the chat's remembered prefixes then hold that bind's.
+ * request's prefixes at their lengths first when `hashes` lacks them (added to `hashes`; from
+ * `resume`'s print on, as `wirePrefixHashes` does). True when it waited: the chat's remembered
+ * prefixes then hold that bind's.
  */
 export async function awaitExtendedBind(
   pending: readonly PendingBind[],
@@ -209,13 +323,14 @@ export async function awaitExtendedBind(
   from: number,
   turns: Turns | undefined,
   sent: { raw: Buffer; ranges: readonly number[] } | undefined,
+  resume?: Pick<PrefixEntry, 'wireCount' | 'hash' | 'print'>,
 ): Promise<boolean> {
   if (pending.length === 0) return false;
   const counts = pending
     .map((p) => p.wireCount)
     .filter((n) => n > from && n <= wire.length && !hashes.has(n));
   if (counts.length > 0) {
-    const more = await wirePrefixHashes(wire, counts, turns, sent);
+    const more = await wirePrefixHashes(wire, counts, turns, sent, resume);
     for (const [n, h] of more.at) hashes.set(n, h);
   }
   const ahead = longestVerified(pending, hashes, from);

@@ -21,6 +21,7 @@ import {
   PendingBinds,
   sentList,
   wirePrefixHashes,
+  type WireHashes,
   type PrefixEntry,
   type WireRanges,
 } from './bound-prefixes.ts';
@@ -172,11 +173,15 @@ export class ChatBinder {
     // chat itself, where they find what a full comparison would.
     const candidates = input.continues !== undefined ? [] : this.prefixes.candidates(baseId);
     const sent = sentList(input.raw, input.wireRanges, input.body, wire);
+    // The chat's newest prefix carries its bytes: a history that starts with them is compared,
+    // not hashed again.
+    const resume = candidates[0];
     const hashes = await wirePrefixHashes(
       wire,
       candidates.map((c) => c.wireCount),
       input.turns,
       sent,
+      resume,
     );
     let cached = longestVerified(candidates, hashes.at);
     const pending =
@@ -185,16 +190,19 @@ export class ChatBinder {
       // Another request of this chat is logging a history this one starts with: wait for it, then
       // continue after what it logged.
       const from = cached ? cached.wireCount : 0;
-      if (pending && (await awaitExtendedBind(pending.earlier, wire, hashes.at, from, input.turns, sent)))
+      if (
+        pending &&
+        (await awaitExtendedBind(pending.earlier, wire, hashes.at, from, input.turns, sent, resume))
+      )
         cached = longestVerified(this.prefixes.candidates(baseId), hashes.at);
       try {
-        return await this.bindAfter(input, baseId, team, meta, wire, hashes.full, cached);
+        return await this.bindAfter(input, baseId, team, meta, wire, hashes, cached);
       } catch (err) {
         // The chat's log went away under the gateway (its file removed by hand): the store has
         // forgotten it, so the request creates it anew, as a gateway that never saw it would.
         if (!(err instanceof ChatRemoved)) throw err;
         this.prefixes.forget(baseId);
-        return await this.bindAfter(input, baseId, team, meta, wire, hashes.full, undefined);
+        return await this.bindAfter(input, baseId, team, meta, wire, hashes, undefined);
       }
     } finally {
       pending?.settle();
@@ -208,7 +216,7 @@ export class ChatBinder {
     team: string | undefined,
     meta: Record<string, unknown>,
     wire: readonly unknown[],
-    fullHash: string,
+    own: WireHashes,
     cached: PrefixEntry | undefined,
   ): Promise<ChatBinding> {
     // The same tool definitions as a recent request's, byte for byte, are not digested again.
@@ -262,7 +270,7 @@ export class ChatBinder {
     } catch (err) {
       if (!(err instanceof StalePrefix) || !cached) throw err;
       this.prefixes.forget(baseId);
-      return this.bindAfter(input, baseId, team, meta, wire, fullHash, undefined);
+      return this.bindAfter(input, baseId, team, meta, wire, own, undefined);
     }
     const { chatId, state, answerAt, compacted, parent } = appended;
     // The wire messages stand for the chat's messages before the answer (after a compaction, the
@@ -270,7 +278,13 @@ export class ChatBinder {
     if (input.continues === undefined)
       this.prefixes.remember(
         baseId,
-        { wireCount: wire.length, hash: fullHash, loggedCount: answerAt, chatId },
+        {
+          wireCount: wire.length,
+          hash: own.full,
+          loggedCount: answerAt,
+          chatId,
+          ...(own.print ? { print: own.print } : {}),
+        },
         compacted,
       );
     return chatBinding(
