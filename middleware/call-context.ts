@@ -94,14 +94,21 @@ export interface CallContext {
 }
 
 /**
- * The bytes to send: the client's own when nothing changed; else the client's own with the edited
- * values written again, when the body's layout and the view say where they are; else the whole body.
+ * The bytes to send, as parts to write one after another: the client's own when nothing changed;
+ * else the client's own with the edited values written again, when the body's layout and the view
+ * say where they are; else the whole body.
  */
-export function outgoingBytes(ctx: CallContext): Buffer {
-  if (!ctx.view.changed) return ctx.raw;
+export function outgoingParts(ctx: CallContext): readonly Buffer[] {
+  if (!ctx.view.changed) return [ctx.raw];
   const places = ctx.view.editedPlaces?.();
   const spliced = ctx.layout && places ? spliceEdits(ctx.raw, ctx.body, ctx.layout, places) : undefined;
-  return spliced ?? Buffer.from(JSON.stringify(ctx.body));
+  return spliced ?? [Buffer.from(JSON.stringify(ctx.body))];
+}
+
+/** The bytes to send (`outgoingParts`) in one buffer. */
+export function outgoingBytes(ctx: CallContext): Buffer {
+  const parts = outgoingParts(ctx);
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
 }
 
 /** One stage of the pipeline, with one purpose. */

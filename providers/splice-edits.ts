@@ -29,7 +29,9 @@ export interface BodyLayout {
 
 /**
  * `raw` with the values at `places` replaced by their JSON in `body`, and members the client did not
- * send added at the end (or left out when the body no longer has them); undefined when the layout cannot say where one of them is, a value is
+ * send added at the end (or left out when the body no longer has them), as the parts to send one
+ * after another (slices of `raw` between new bytes: a long chat's megabyte is not copied into a
+ * new buffer, it goes out from the bytes the client sent); undefined when the layout cannot say where one of them is, a value is
  * gone, or the view names no place at all for a body it changed (the caller then writes the whole
  * body, so an edit made past the view's place tracker is never lost).
  */
@@ -38,7 +40,7 @@ export function spliceEdits(
   body: Readonly<Record<string, unknown>>,
   layout: BodyLayout,
   places: EditedPlaces,
-): Buffer | undefined {
+): Buffer[] | undefined {
   if (places.members.size === 0 && places.messages.size === 0) return undefined;
   const cuts: Array<{ start: number; end: number; bytes: Buffer | undefined }> = [];
   let added = '';
@@ -85,5 +87,5 @@ export function spliceEdits(
     at = cut.end;
   }
   parts.push(raw.subarray(at));
-  return Buffer.concat(parts);
+  return parts.filter((part) => part.length > 0);
 }

@@ -235,7 +235,8 @@ export class UpstreamClient {
     url: string;
     method?: 'POST' | 'GET' | 'DELETE';
     headers: Record<string, string>;
-    body?: Buffer | string;
+    /** Parts are written one after another (a spliced body's slices of the client's bytes). */
+    body?: Buffer | string | readonly Buffer[];
     signal?: AbortSignal;
   }): Promise<UpstreamResponse> {
     const maskers = this.maskersFor(opts.headers);
@@ -244,7 +245,8 @@ export class UpstreamClient {
         dispatcher: this.agent,
         method: opts.method ?? 'POST',
         headers: opts.headers,
-        body: opts.body,
+        // undici documents an Iterable body (written part by part); its type declarations lag.
+        body: opts.body as Buffer | string | undefined,
         signal: opts.signal,
         headersTimeout: this.timeouts.firstByteMs,
         bodyTimeout: this.timeouts.idleMs,

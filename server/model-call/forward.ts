@@ -3,7 +3,7 @@
  * repair loop (transport retries on a budget; image set-aside and overflow trimming without one).
  */
 import type { CallContext } from '../../middleware/call-context.ts';
-import { outgoingBytes } from '../../middleware/call-context.ts';
+import { outgoingParts } from '../../middleware/call-context.ts';
 import { runRepairLoop, type RepairLoopResult } from '../../middleware/repair-loop.ts';
 import { buildRepairs } from '../../middleware/repairs.ts';
 import { buildUpstreamUrl, forwardedQuery } from '../../providers/upstream-url.ts';
@@ -61,14 +61,16 @@ export async function forward(
   return runRepairLoop({
     progress,
     send: async () => {
-      const bytes = outgoingBytes(ctx);
+      const parts = outgoingParts(ctx);
+      let length = 0;
+      for (const part of parts) length += part.length;
       const started = performance.now();
       let r;
       try {
         r = await app.upstream.send({
           url,
-          headers: { ...headers, 'content-length': String(bytes.length) },
-          body: bytes,
+          headers: { ...headers, 'content-length': String(length) },
+          body: parts.length === 1 ? parts[0] : parts,
           signal: call.abort.signal,
         });
       } catch (e) {
