@@ -12,6 +12,12 @@ import { upstreamHeaders } from '../upstream-headers.ts';
 import { peekStreamStart } from './peek-stream.ts';
 import type { ModelCall } from './read-call.ts';
 
+/**
+ * Edited bodies under this size are joined before they go out: each part would be a write of its
+ * own, and copying a few kilobytes costs less than a system call.
+ */
+const JOIN_PARTS_BELOW = 64 * 1024;
+
 /** URLs built per provider config: the same base URL, path and query always build the same URL. */
 const builtUrls = new WeakMap<object, Map<string, string>>();
 
@@ -70,7 +76,10 @@ export async function forward(
         r = await app.upstream.send({
           url,
           headers: { ...headers, 'content-length': String(length) },
-          body: parts.length === 1 ? parts[0] : parts,
+          // A small body is joined (one write with its headers); a large one goes out as its parts,
+          // not copied into a new buffer first.
+          body:
+            parts.length === 1 ? parts[0] : length < JOIN_PARTS_BELOW ? Buffer.concat(parts, length) : parts,
           signal: call.abort.signal,
         });
       } catch (e) {

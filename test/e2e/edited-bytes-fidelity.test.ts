@@ -56,6 +56,28 @@ describe('prompt caching: a breakpoint on the last tool', () => {
         ),
     );
   });
+
+  test('a large edited body reaches the provider whole, its untouched bytes as sent', async () => {
+    // Over the size from which the edited body goes out as its parts (slices of the client's bytes
+    // between the rewritten values), with multi-byte characters across the slices' ends.
+    const answer = 'zażółć 😀 東京 '.repeat(12_000);
+    const body =
+      `{"model":"cache-test", "max_tokens":20,"tools":[{"name":"t","input_schema":${SCHEMA}}],` +
+      `"messages":[{"role":"user","content":"start"},{"role":"assistant","content":"${answer}"},` +
+      `{"role":"user","content":"and now"}] ,"metadata":{"n":1.0}}`;
+    assert.ok(Buffer.byteLength(body) > 256 * 1024);
+    const res = await post(gw, '/v1/messages', body, 'fidelity-large-parts');
+    assert.equal(res.headers.get('x-oda-prompt-caching'), 'breakpoints=3');
+    const marked = (text: string) =>
+      `"content":[{"type":"text","text":"${text}","cache_control":{"type":"ephemeral"}}]`;
+    assert.equal(
+      received(gw, '/v1/messages'),
+      body
+        .replace(`${SCHEMA}}]`, `${SCHEMA},"cache_control":{"type":"ephemeral"}}]`)
+        .replace('"content":"start"', marked('start'))
+        .replace('"content":"and now"', marked('and now')),
+    );
+  });
 });
 
 describe('tool-result trimming: the trimmed result keeps the fields it did not trim', () => {
