@@ -105,7 +105,25 @@ export function outgoingParts(ctx: CallContext): readonly Buffer[] {
   return spliced ?? [Buffer.from(JSON.stringify(ctx.body))];
 }
 
-/** The bytes to send (`outgoingParts`) in one buffer. */
+/**
+ * Edited bodies under this size are joined before they go out: each part would be a write of its
+ * own, and copying a few kilobytes costs less than a system call.
+ */
+export const JOIN_PARTS_BELOW = 64 * 1024;
+
+/**
+ * What goes to the provider: one buffer for a small body (one write with its headers), the parts
+ * for a large edited one (not copied into a new buffer first), and the length of either.
+ */
+export function outgoingBody(ctx: CallContext): { body: Buffer | readonly Buffer[]; length: number } {
+  const parts = outgoingParts(ctx);
+  let length = 0;
+  for (const part of parts) length += part.length;
+  if (parts.length === 1) return { body: parts[0]!, length };
+  return { body: length < JOIN_PARTS_BELOW ? Buffer.concat(parts, length) : parts, length };
+}
+
+/** The bytes to send (`outgoingParts`) in one buffer, to read them. */
 export function outgoingBytes(ctx: CallContext): Buffer {
   const parts = outgoingParts(ctx);
   return parts.length === 1 ? parts[0]! : Buffer.concat(parts);

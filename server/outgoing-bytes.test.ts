@@ -12,7 +12,12 @@ import { createOpenaiRequestView } from '../providers/openai/request-view.ts';
 import { createResponsesRequestView } from '../providers/responses/request-view.ts';
 import type { RequestView } from '../providers/request-view.ts';
 import { spliceEdits } from '../providers/splice-edits.ts';
-import { outgoingBytes, type CallContext } from '../middleware/call-context.ts';
+import {
+  JOIN_PARTS_BELOW,
+  outgoingBody,
+  outgoingBytes,
+  type CallContext,
+} from '../middleware/call-context.ts';
 
 const PNG =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
@@ -382,6 +387,40 @@ test('without a layout the body is written whole', () => {
   const spliced = outgoingBytes({ raw, body: parsed, view, layout } as unknown as CallContext);
   assert.notEqual(spliced.toString('utf8'), JSON.stringify(parsed));
   assert.deepEqual(JSON.parse(spliced.toString('utf8')), parsed);
+});
+
+test('a small edited body goes out as one buffer, a large one as slices of the client bytes', () => {
+  const build = (text: string) => {
+    const sent = {
+      model: 'm',
+      max_tokens: 1,
+      messages: [
+        { role: 'user', content: text },
+        { role: 'user', content: 'hi' },
+      ],
+    };
+    const raw = Buffer.from(JSON.stringify(sent));
+    const scan = new JsonShapeScan(raw, DEFAULT_JSON_LIMITS);
+    scan.step(raw.length);
+    const parsed = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+    const view = createAnthropicRequestView(parsed);
+    view.addCacheBreakpoint!('last-message');
+    const ctx = { raw, body: parsed, view, layout: { list: scan.list, members: scan.members } };
+    return { raw, ctx: ctx as unknown as CallContext };
+  };
+  const small = build('a'.repeat(100));
+  const one = outgoingBody(small.ctx);
+  assert.ok(Buffer.isBuffer(one.body));
+  assert.equal(one.length, one.body.length);
+  assert.ok(one.body.equals(outgoingBytes(small.ctx)));
+  const large = build('b'.repeat(JOIN_PARTS_BELOW));
+  const parts = outgoingBody(large.ctx);
+  assert.ok(Array.isArray(parts.body) && parts.body.length > 1);
+  const joined = Buffer.concat(parts.body as Buffer[]);
+  assert.equal(parts.length, joined.length);
+  assert.ok(joined.equals(outgoingBytes(large.ctx)));
+  // The untouched first message is a slice of the client's buffer, not a copy.
+  assert.equal((parts.body as Buffer[])[0]!.buffer, large.raw.buffer);
 });
 
 test("inside an edited member or message, what the edit did not change keeps the client's bytes", () => {

@@ -3,7 +3,7 @@
  * repair loop (transport retries on a budget; image set-aside and overflow trimming without one).
  */
 import type { CallContext } from '../../middleware/call-context.ts';
-import { outgoingParts } from '../../middleware/call-context.ts';
+import { outgoingBody } from '../../middleware/call-context.ts';
 import { runRepairLoop, type RepairLoopResult } from '../../middleware/repair-loop.ts';
 import { buildRepairs } from '../../middleware/repairs.ts';
 import { buildUpstreamUrl, forwardedQuery } from '../../providers/upstream-url.ts';
@@ -11,12 +11,6 @@ import type { AppContext } from '../app-context.ts';
 import { upstreamHeaders } from '../upstream-headers.ts';
 import { peekStreamStart } from './peek-stream.ts';
 import type { ModelCall } from './read-call.ts';
-
-/**
- * Edited bodies under this size are joined before they go out: each part would be a write of its
- * own, and copying a few kilobytes costs less than a system call.
- */
-const JOIN_PARTS_BELOW = 64 * 1024;
 
 /** URLs built per provider config: the same base URL, path and query always build the same URL. */
 const builtUrls = new WeakMap<object, Map<string, string>>();
@@ -67,19 +61,14 @@ export async function forward(
   return runRepairLoop({
     progress,
     send: async () => {
-      const parts = outgoingParts(ctx);
-      let length = 0;
-      for (const part of parts) length += part.length;
+      const { body, length } = outgoingBody(ctx);
       const started = performance.now();
       let r;
       try {
         r = await app.upstream.send({
           url,
           headers: { ...headers, 'content-length': String(length) },
-          // A small body is joined (one write with its headers); a large one goes out as its parts,
-          // not copied into a new buffer first.
-          body:
-            parts.length === 1 ? parts[0] : length < JOIN_PARTS_BELOW ? Buffer.concat(parts, length) : parts,
+          body,
           signal: call.abort.signal,
         });
       } catch (e) {
