@@ -30,10 +30,10 @@ export interface BodyLayout {
 /**
  * `raw` with the values at `places` replaced by their JSON in `body`, and members the client did not
  * send added at the end (or left out when the body no longer has them), as the parts to send one
- * after another (slices of `raw` between new bytes: a long chat's megabyte is not copied into a
- * new buffer, it goes out from the bytes the client sent); undefined when the layout cannot say where one of them is, a value is
- * gone, or the view names no place at all for a body it changed (the caller then writes the whole
- * body, so an edit made past the view's place tracker is never lost).
+ * after another (slices of `raw` between new bytes: a long chat's megabyte is not copied into a new
+ * buffer, it goes out from the bytes the client sent). Undefined when the layout cannot say where
+ * one of them is, a value is gone, or the view names no place at all for a body it changed (the
+ * caller then writes the whole body, so an edit made past the view's place tracker is never lost).
  */
 export function spliceEdits(
   raw: Buffer,

@@ -211,6 +211,10 @@ test('a print is trusted only for bytes equal to its own', async () => {
   const json = await wirePrefixHashes(wire, [2], undefined, undefined, trusted);
   assert.notEqual(json.at.get(2), 'as remembered');
   assert.equal(json.print, undefined);
+  // Hashes taken only to wait for a bind in progress make no print.
+  const noPrint = await wirePrefixHashes(wire, [2], undefined, sentBody(wire), undefined, false);
+  assert.equal(noPrint.print, undefined);
+  assert.equal(noPrint.full, (await wirePrefixHashes(wire, [2], undefined, sentBody(wire))).full);
 });
 
 test('only the newest prefix of a chat keeps its print, within a byte budget, least recently bound chat first out', async () => {

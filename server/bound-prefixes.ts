@@ -78,6 +78,8 @@ export async function wirePrefixHashes(
   turns: Turns | undefined,
   sent?: { raw: Buffer; ranges: readonly number[] },
   resume?: Pick<PrefixEntry, 'wireCount' | 'hash' | 'print'>,
+  /** False when the request will not be remembered from these hashes (no print is made). */
+  withPrint = true,
 ): Promise<WireHashes> {
   const at = new Map<number, string>();
   let cuts = [...new Set(counts)].filter((n) => n <= wire.length).sort((a, b) => a - b);
@@ -100,8 +102,8 @@ export async function wirePrefixHashes(
       from = cut;
     }
     h.update(raw.subarray(from, end));
-    const print = printOf(raw.subarray(start, end), h.copy());
-    return { at, full: h.digest('hex'), print };
+    const print = withPrint ? printOf(raw.subarray(start, end), h.copy()) : undefined;
+    return { at, full: h.digest('hex'), ...(print ? { print } : {}) };
   }
   const h = createHash('sha256');
   const wanted = new Set(cuts);
@@ -330,7 +332,7 @@ export async function awaitExtendedBind(
     .map((p) => p.wireCount)
     .filter((n) => n > from && n <= wire.length && !hashes.has(n));
   if (counts.length > 0) {
-    const more = await wirePrefixHashes(wire, counts, turns, sent, resume);
+    const more = await wirePrefixHashes(wire, counts, turns, sent, resume, false);
     for (const [n, h] of more.at) hashes.set(n, h);
   }
   const ahead = longestVerified(pending, hashes, from);

@@ -2,8 +2,7 @@
  * Stage 5 of a model call: send the request as the pipeline left it to the provider, through the
  * repair loop (transport retries on a budget; image set-aside and overflow trimming without one).
  */
-import type { CallContext } from '../../middleware/call-context.ts';
-import { outgoingBody } from '../../middleware/call-context.ts';
+import { outgoingBody, type CallContext } from '../../middleware/call-context.ts';
 import { runRepairLoop, type RepairLoopResult } from '../../middleware/repair-loop.ts';
 import { buildRepairs } from '../../middleware/repairs.ts';
 import { buildUpstreamUrl, forwardedQuery } from '../../providers/upstream-url.ts';
