@@ -13,6 +13,7 @@ import type { Drain } from './drain.ts';
 import type { CachedItemOwners } from './item-owners-cache.ts';
 import type { UnrecordedAnswers } from './unrecorded-answers.ts';
 import type { LimitedLog } from './limited-log.ts';
+import type { ParsedLists } from './parsed-lists.ts';
 import type { CacheKeyRefusals } from '../middleware/prompt-caching/cache-key-refusals.ts';
 import type { StreamUsageRefusals } from '../middleware/stream-usage/stream-usage-refusals.ts';
 
@@ -28,6 +29,8 @@ export interface AppContext {
   readonly upstream: UpstreamClient;
   readonly chatLog: ChatLog;
   readonly chats: ChatBinder;
+  /** Large bodies' message lists as parsed, so a long chat's next request parses only what is new. */
+  readonly parsedLists: ParsedLists;
   /** Which chat, team and provider each stored response id belongs to (SPEC section 9). */
   readonly responseOwners: ResponseOwners;
   /** The same for the output items of logged responses, which `item_reference`s name. */

@@ -67,6 +67,7 @@ import { sessionsRoutes } from './routes/sessions.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { usageLedgerFor } from '../chat-log/usage-ledger.ts';
 import { logViewerApiRoutes, logViewerPageRoutes } from './routes/ui.ts';
+import { ParsedLists } from './parsed-lists.ts';
 
 /** The build identity stored with checkpoints: a checkpoint of another build is rebuilt, never served. */
 export const BUILD = 'oda-gateway@0.1.0';
@@ -175,6 +176,7 @@ export function createApp(config: Readonly<Config>, deps: AppDeps = {}): Gateway
     }),
     chatLog,
     chats: new ChatBinder(chatLog, config, clock),
+    parsedLists: new ParsedLists(),
     responseOwners: responseOwnersFor(backend, config.dataDir),
     itemOwners: new CachedItemOwners(responseOwnersFor(backend, config.dataDir, 'item'), clock),
     usage: usageLedgerFor(backend, config.dataDir),

@@ -12,6 +12,7 @@ import {
   skipJsonSpace,
 } from '../providers/wire-json.ts';
 import type { BodyShape } from './json-limits.ts';
+import type { ParsedLists } from './parsed-lists.ts';
 
 /**
  * From this size on, a body whose shape scan is known is parsed value by value (see `parsePieces`):
@@ -27,16 +28,18 @@ export const PIECEWISE_FROM = 128 * 1024;
  * Parses the raw body as a JSON object, refusing anything else with a 400 that names the problem.
  * `shape` (the body's shape scan, from the JSON limits check) lets a large body be parsed by pieces;
  * the result is the same object JSON.parse gives, and a body JSON.parse refuses is refused with
- * JSON.parse's own message.
+ * JSON.parse's own message. With `lists`, a large body's message list reuses the parse of elements
+ * an earlier body had the same bytes for (see `ParsedLists`).
  */
 export function parseJsonBody(
   raw: unknown,
   shape?: BodyShape,
+  lists?: ParsedLists,
 ): { raw: Buffer; body: Record<string, unknown> } {
   const buf = Buffer.isBuffer(raw) ? raw : Buffer.alloc(0);
   if (buf.length === 0)
     throw new OdaError('ODA_ERR_BAD_JSON', 400, 'request body is empty; expected a JSON object');
-  const pieces = shape && buf.length >= PIECEWISE_FROM ? parsePieces(buf, shape) : undefined;
+  const pieces = shape && buf.length >= PIECEWISE_FROM ? parsePieces(buf, shape, lists) : undefined;
   if (pieces) return { raw: buf, body: pieces };
   let parsed: unknown;
   try {
@@ -62,9 +65,19 @@ function parseValue(buf: Buffer, start: number, end: number): unknown {
   return JSON.parse(buf.toString('utf8', start, end));
 }
 
-/** The list whose elements span `ranges` (as the scan found them), each parsed on its own. */
-function parseList(buf: Buffer, start: number, end: number, ranges: readonly number[]): unknown[] {
+/**
+ * The list whose elements span `ranges` (as the scan found them), each parsed on its own, or copied
+ * from `lists`' parse of the same bytes.
+ */
+function parseList(
+  buf: Buffer,
+  start: number,
+  end: number,
+  ranges: readonly number[],
+  lists: ParsedLists | undefined,
+): unknown[] {
   expect(buf[start] === OPEN_ARRAY && ranges.length % 2 === 0);
+  const reader = lists?.reader(buf, ranges);
   const out: unknown[] = new Array<unknown>(ranges.length / 2);
   let at = skipJsonSpace(buf, start + 1);
   for (let k = 0; k < out.length; k++) {
@@ -75,10 +88,11 @@ function parseList(buf: Buffer, start: number, end: number, ranges: readonly num
     const from = ranges[2 * k]!;
     const to = ranges[2 * k + 1]!;
     expect(at === from);
-    out[k] = parseValue(buf, from, to);
+    out[k] = reader ? reader.value(k) : parseValue(buf, from, to);
     at = skipJsonSpace(buf, to);
   }
   expect(buf[at] === CLOSE_ARRAY && at + 1 === end);
+  reader?.remember();
   return out;
 }
 
@@ -91,7 +105,11 @@ function parseList(buf: Buffer, start: number, end: number, ranges: readonly num
  * (JSON.parse keeps the last), a `__proto__` member (an own property in JSON.parse's object), or
  * text the scan read differently.
  */
-export function parsePieces(buf: Buffer, shape: BodyShape): Record<string, unknown> | undefined {
+export function parsePieces(
+  buf: Buffer,
+  shape: BodyShape,
+  lists?: ParsedLists,
+): Record<string, unknown> | undefined {
   if (shape.repeatedKeys || shape.members.has('__proto__')) return undefined;
   const body: Record<string, unknown> = {};
   try {
@@ -112,7 +130,9 @@ export function parsePieces(buf: Buffer, shape: BodyShape): Record<string, unkno
       expect(buf[at] === COLON);
       expect(skipJsonSpace(buf, at + 1) === start);
       body[key] =
-        shape.list?.key === key ? parseList(buf, start, end, shape.list.ranges) : parseValue(buf, start, end);
+        shape.list?.key === key
+          ? parseList(buf, start, end, shape.list.ranges, lists)
+          : parseValue(buf, start, end);
       at = skipJsonSpace(buf, end);
     }
     expect(!first && buf[at] === CLOSE_OBJECT && skipJsonSpace(buf, at + 1) === buf.length);

@@ -63,8 +63,9 @@ export function readCall(
   const abort = abortWhenClientGone(res);
   const adapter = FORMATS[format];
   const shape = res.locals.bodyShape as BodyShape | undefined;
-  // A long chat's body is parsed by the pieces its shape scan located (server/json-body.ts).
-  const { raw, body } = parseJsonBody(req.body, shape);
+  // A long chat's body is parsed by the pieces its shape scan located (server/json-body.ts), its
+  // history's messages copied from the chat's previous body where the bytes are the same.
+  const { raw, body } = parseJsonBody(req.body, shape, app.parsedLists);
   // The format checks its body's shape at the edge (a 400 naming the field).
   const { model } = adapter.parseBody(body);
   const provider = app.registry.resolve(format, model);
