@@ -131,7 +131,9 @@ export function copyJson(value: unknown): unknown {
   }
   const source = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(source)) {
+  // `for...in`, not Object.keys: no array of keys per object (a long history has thousands).
+  for (const key in source) {
+    if (!Object.hasOwn(source, key)) continue;
     const v = copyJson(source[key]);
     if (key === '__proto__') {
       Object.defineProperty(out, key, { value: v, writable: true, enumerable: true, configurable: true });
