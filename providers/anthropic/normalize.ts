@@ -183,9 +183,10 @@ export function normalizeAnthropicRequest(
   const toolNames = answeredToolNames(wire);
 
   const messages: NormalizedMessage[] = [];
-  for (const [index, message] of wire.entries()) {
-    if (!isObj(message) || index < fromIndex) continue;
-    messages.push(...normalizeMessage(message, toolNames));
+  // Indexed from `fromIndex`: a long history's logged messages are not visited (no entry pairs).
+  for (let index = fromIndex; index < wire.length; index++) {
+    const message: unknown = wire[index];
+    if (isObj(message)) messages.push(...normalizeMessage(message, toolNames));
   }
 
   const systemTexts = blocksOf(body.system).flatMap((block) =>

@@ -199,7 +199,9 @@ export function normalizeOpenaiRequest(
   const systemTexts: string[] = [];
   const messages: NormalizedMessage[] = [];
   let inSystemPrompt = true;
-  for (const [index, message] of wire.entries()) {
+  // Indexed, not `entries()`: no pair per message of a long history.
+  for (let index = 0; index < wire.length; index++) {
+    const message: unknown = wire[index];
     if (!isObj(message)) continue;
     const role = message.role;
     if (inSystemPrompt && (role === 'system' || role === 'developer')) {
