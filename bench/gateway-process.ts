@@ -13,7 +13,10 @@ import { createApp } from '../server/app.ts';
 import { parseConfig } from '../config/config.ts';
 import { createLogger } from '../server/logger.ts';
 import { serveChildProtocol } from './processes.ts';
+import { setHeapGrowth } from '../server/heap-growth.ts';
 
+// As `npm start` runs it (server/main.ts).
+setHeapGrowth(process.execArgv, process.env.NODE_OPTIONS);
 const { config: raw } = JSON.parse(process.argv[2] ?? '{}') as { config: unknown };
 const config = parseConfig(raw);
 const gateway = createApp(config, { logger: createLogger(config.logLevel) });
