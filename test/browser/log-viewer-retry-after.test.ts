@@ -124,7 +124,11 @@ describe('log viewer: reads the gateway asks to wait', { skip: noBrowser, timeou
 
   test('a page opened while the list is refused says so and shows the list once the wait is over', async () => {
     const { page, watch } = await watchedPage(browser);
+    // Paused before the page loads: its first read is refused at once, and only runFor moves the
+    // clock from there (running on in real time, a busy machine passed the 20 s before the test
+    // had counted 19).
     await page.clock.install();
+    await page.clock.pauseAt(Date.now() + 1000);
     const isList = (u: URL) => u.pathname === '/v1/sessions';
     const reads = () => watch.requests.filter((u) => isList(new URL(u))).length;
     await page.route(isList, rateLimited(20));
