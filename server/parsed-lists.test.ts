@@ -102,6 +102,8 @@ describe('large bodies whose message list repeats an earlier one', () => {
     const second = bodyOf(next);
     const got2 = parse(second, lists);
     assert.deepEqual([lists.copied, lists.parsed], [20, 22]);
+    // The resent history lies where it lay, relative to the list: one comparison proves all 20.
+    assert.equal(lists.compared, 1);
     assertAsParsed(got2, second);
     // Copies, not the kept values: neither request's objects are the other's.
     const m1 = got1.messages as unknown[];
@@ -116,6 +118,8 @@ describe('large bodies whose message list repeats an earlier one', () => {
     assert.equal(third.length, second.length);
     const got3 = parse(third, lists);
     assert.deepEqual([lists.copied, lists.parsed], [20 + 21, 22 + 1]);
+    // The span of the 22 remembered elements differs: each is then compared on its own.
+    assert.equal(lists.compared, 1 + 1 + 22);
     assertAsParsed(got3, third);
 
     // Other spacing: no element has the same bytes; another first element: another list.
@@ -123,6 +127,28 @@ describe('large bodies whose message list repeats an earlier one', () => {
     assert.deepEqual([lists.copied, lists.parsed], [41, 23 + 22]);
     parse(bodyOf([{ role: 'user', content: 'another chat' }, ...next.slice(1)]), lists);
     assert.deepEqual([lists.copied, lists.parsed], [41, 45 + 22]);
+  });
+
+  test('a history moved within the body, or with a message of another length, takes few comparisons', () => {
+    const lists = new ParsedLists();
+    const history = Array.from({ length: 30 }, (_, i) => ({
+      role: i % 2 ? 'assistant' : 'user',
+      content: `m${i}`,
+    }));
+    parse(bodyOf(history), lists);
+    // Another model name before the list: every element lies elsewhere in the body, in the same
+    // places relative to the list's first one.
+    const moved = Buffer.from(
+      `{"model":"a longer model name","messages":${JSON.stringify(history)},"pad":"${PAD}"}`,
+    );
+    assertAsParsed(parse(moved, lists), moved);
+    assert.deepEqual([lists.copied, lists.parsed, lists.compared], [30, 30, 1]);
+    // Message 10 grew by a character: 0-9 are proven together, 10 (another length, not compared)
+    // is parsed again, 11-29 (shifted by one byte) are compared one by one and copied.
+    const grown = history.map((m, i) => (i === 10 ? { ...m, content: 'm10!' } : m));
+    const buf = bodyOf(grown);
+    assertAsParsed(parse(buf, lists), buf);
+    assert.deepEqual([lists.copied, lists.parsed, lists.compared], [30 + 29, 31, 1 + 1 + 19]);
   });
 
   test('two requests in flight with the same history get copies of their own', () => {

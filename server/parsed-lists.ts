@@ -34,6 +34,8 @@ export class ParsedLists {
   /** Elements copied from a remembered parse, and elements parsed (since the app started). */
   copied = 0;
   parsed = 0;
+  /** Byte comparisons made with remembered lists (for tests: a resent history takes one). */
+  compared = 0;
 
   constructor(private readonly budget = PARSED_LISTS_BUDGET_BYTES) {}
 
@@ -78,6 +80,11 @@ function listKey(bytes: Buffer, ranges: readonly number[]): string {
 /** Parses one list's elements, each from a remembered copy when its bytes are the same. */
 export class ListReader {
   private readonly values: unknown[];
+  /**
+   * Elements before this index have the same bytes as the remembered list's, proven together
+   * (`provenPrefix`); undefined until the first element is read.
+   */
+  private proven: number | undefined;
 
   constructor(
     private readonly bytes: Buffer,
@@ -96,9 +103,10 @@ export class ListReader {
     if (!this.owner) return JSON.parse(this.bytes.toString('utf8', from, to));
     const known = this.known;
     if (known && 2 * k + 1 < known.ranges.length) {
+      this.proven ??= this.provenPrefix(known);
       const kFrom = known.ranges[2 * k]!;
       const kTo = known.ranges[2 * k + 1]!;
-      if (kTo - kFrom === to - from && this.bytes.compare(known.bytes, kFrom, kTo, from, to) === 0) {
+      if (k < this.proven || (kTo - kFrom === to - from && this.same(known, kFrom, kTo, from, to))) {
         const kept = known.values[k];
         this.values[k] = kept;
         this.owner.copied++;
@@ -109,6 +117,32 @@ export class ListReader {
     this.values[k] = parsed;
     this.owner.parsed++;
     return copyJson(parsed);
+  }
+
+  private same(known: RememberedList, kFrom: number, kTo: number, from: number, to: number): boolean {
+    this.owner!.compared++;
+    return this.bytes.compare(known.bytes, kFrom, kTo, from, to) === 0;
+  }
+
+  /**
+   * How many leading elements have the same bytes as the remembered list's, proven with one
+   * comparison: where elements lie at the same places relative to the list's first (a history
+   * resent as it was), one comparison of their whole span proves them all, instead of one call per
+   * message (a long chat has a thousand). When that span differs (an element edited in place, same
+   * length), none is proven this way and each element is compared on its own, as are the elements
+   * after the aligned ones.
+   */
+  private provenPrefix(known: RememberedList): number {
+    const shift = this.ranges[0]! - known.ranges[0]!;
+    const n = Math.min(this.ranges.length, known.ranges.length);
+    let aligned = 0;
+    while (aligned < n && this.ranges[aligned]! - shift === known.ranges[aligned]) aligned++;
+    const count = aligned >> 1;
+    if (count === 0) return 0;
+    const end = 2 * count - 1;
+    return this.same(known, known.ranges[0]!, known.ranges[end]!, this.ranges[0]!, this.ranges[end]!)
+      ? count
+      : 0;
   }
 
   /** Remembers the list once every element was read (a list that failed to parse is not kept). */
