@@ -1,9 +1,11 @@
 /**
  * Benchmark 4, long chats: one 500-turn chat where every request carries the whole history (as
- * clients do), sent turn by turn directly, through the two minimal proxies (node:http and Express),
- * and through the gateway with the file store and with the Redis store. The figure is the time per request around turns 10, 100
- * and 500 (the median of the 10 turns of a window), and the gateway's overhead over the direct path
- * at the same body size, so the growth of the body itself is not counted against the gateway.
+ * clients do), sent turn by turn directly, through a byte pipe (the node proxy without its parse:
+ * what carrying the body one more hop costs, with no work on it), through the two minimal proxies
+ * (node:http and Express), and through the gateway with the file store and with the Redis store.
+ * The figure is the time per request around turns 10, 100 and 500 (the median of the 10 turns of a
+ * window), and the gateway's overhead over the direct path at the same body size, so the growth of
+ * the body itself is not counted against the gateway.
  *
  * Each turn adds a ~1 KB user message and the model's ~1 KB answer (the fake provider answers the
  * same text the client then sends back, so the gateway sees one straight chat, never a branch).
@@ -12,7 +14,7 @@ import { clientHeaders, LONG_CHAT_ANSWER, longChat, PATHS } from './bodies.ts';
 import type { BenchContext } from './context.ts';
 import { timedPost } from './http-client.ts';
 import { warmUp } from './warm-up.ts';
-import { hasRedisServer, startRedis, type ChildHandle, type RedisHandle } from './processes.ts';
+import { hasRedisServer, startChild, startRedis, type ChildHandle, type RedisHandle } from './processes.ts';
 import { withSpread, type SectionReport, type TargetCheck } from './report.ts';
 import { startGateway, startStack, type GatewayHandle } from './stack.ts';
 import { median, summarize, type Summary } from './stats.ts';
@@ -24,7 +26,7 @@ const WINDOWS: ReadonlyArray<{ turn: number; from: number; to: number }> = [
   { turn: 100, from: 96, to: 105 },
   { turn: 500, from: 491, to: 500 },
 ];
-const TARGETS = ['direct', 'proxy', 'express', 'gatewayFile', 'gatewayRedis'] as const;
+const TARGETS = ['direct', 'pipe', 'proxy', 'express', 'gatewayFile', 'gatewayRedis'] as const;
 /** Added time at the last turn over the first window's, at most (SPEC section 13). */
 const FLAT = 2;
 type Target = (typeof TARGETS)[number];
@@ -40,6 +42,13 @@ export async function longChatBench(ctx: BenchContext): Promise<SectionReport> {
   const rounds = ctx.quick ? 1 : 2;
   const notes: string[] = [];
   const stack = await startStack({ fake: { answer: LONG_CHAT_ANSWER } });
+  const pipe = await startChild('byte pipe', './minimal-proxy.ts', {
+    target: stack.fake.url,
+    pipe: true,
+  }).catch(async (e: unknown) => {
+    await stack.stop();
+    throw e;
+  });
   let redis: RedisHandle | undefined;
   let redisGateway: GatewayHandle | undefined;
   if (hasRedisServer()) {
@@ -53,6 +62,7 @@ export async function longChatBench(ctx: BenchContext): Promise<SectionReport> {
   }
   const handles: Partial<Record<Target, ChildHandle>> = {
     direct: stack.fake,
+    pipe,
     proxy: stack.proxy!,
     express: stack.express!,
     gatewayFile: stack.gateway!,
@@ -96,6 +106,7 @@ export async function longChatBench(ctx: BenchContext): Promise<SectionReport> {
   } finally {
     await redisGateway?.stop();
     await redis?.stop();
+    await pipe.stop();
     await stack.stop();
   }
   if (branched)
@@ -120,6 +131,7 @@ function buildReport(
 ): SectionReport {
   const names: Record<Target, string> = {
     direct: 'direct',
+    pipe: 'byte pipe',
     proxy: 'node proxy',
     express: 'Express proxy',
     gatewayFile: 'gateway, file store',
@@ -132,6 +144,7 @@ function buildReport(
     String(w.turn),
     (w.bodyBytes / 1024).toFixed(0),
     ...targets.map((t) => withSpread(w.byTarget[t]!.median, w.byTarget[t]!.spread, 2)),
+    added(w, 'pipe').toFixed(2),
     ...gws.map((t) => added(w, t).toFixed(2)),
     ...gws.map((t) => overProxy(w, t).toFixed(2)),
   ]);
@@ -157,6 +170,7 @@ function buildReport(
           'turn',
           'body KB',
           ...targets.map((t) => names[t]),
+          'pipe adds',
           ...gws.map((t) => `${t === 'gatewayFile' ? 'file' : 'Redis'} adds`),
           ...gws.map((t) => `${t === 'gatewayFile' ? 'file' : 'Redis'} over proxy`),
         ],
@@ -165,7 +179,8 @@ function buildReport(
     ],
     targets: targetsOut,
     notes: [
-      'adds = gateway - direct at the same turn (same body); over proxy = gateway - minimal node proxy (which also parses and re-serialises the body)',
+      'adds = gateway (or pipe) - direct at the same turn (same body); over proxy = gateway - minimal node proxy (which also parses and re-serialises the body)',
+      `the byte pipe (the node proxy without its parse) adds ${added(first, 'pipe').toFixed(2)} ms at turn ${first.turn} and ${added(last, 'pipe').toFixed(2)} ms at turn ${last.turn}: carrying ${(last.bodyBytes / 2 ** 20).toFixed(1)} MB one more hop, with no work on it, takes ${(added(last, 'pipe') - added(first, 'pipe')).toFixed(2)} ms of what the 2x target allows the gateway`,
       ...Object.entries(peaks).map(
         ([t, p]) => `${names[t as Target]} peak RSS: ${(p / 2 ** 20).toFixed(0)} MB`,
       ),

@@ -2,21 +2,23 @@
  * The floor any Node.js gateway pays: node:http in, one JSON.parse + JSON.stringify of the body,
  * undici out (one keep-alive pool), the answer piped back as it arrives. Nothing else: no chat log,
  * no validation, no logging. `node --import tsx bench/minimal-proxy.ts '{"target":"http://..."}'`
- * prints `{"port":N}` on stdout.
+ * prints `{"port":N}` on stdout. With `"pipe": true` it is a byte pipe: the body is sent on as it
+ * was read, not parsed (what carrying a body one more hop costs, with no work on it at all).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import { serveChildProtocol } from './processes.ts';
 
-const { target } = JSON.parse(process.argv[2] ?? '{}') as { target: string };
+const { target, pipe = false } = JSON.parse(process.argv[2] ?? '{}') as { target: string; pipe?: boolean };
 const agent = new Agent({ keepAliveTimeout: 30_000, connections: 256, pipelining: 1 });
 const FORWARD = ['content-type', 'authorization', 'x-api-key', 'anthropic-version', 'anthropic-beta'];
 
 async function proxy(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
-  const body = JSON.stringify(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+  const read = Buffer.concat(chunks);
+  const body = pipe ? read : JSON.stringify(JSON.parse(read.toString('utf8')));
   const headers: Record<string, string> = {};
   for (const name of FORWARD) {
     const v = req.headers[name];
