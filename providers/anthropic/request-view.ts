@@ -257,10 +257,14 @@ class AnthropicRequestView implements RequestView {
     const messages = this.list();
     const names = answeredToolNames(messages);
     const refs: ToolResultRef[] = [];
-    messages.forEach((message, index) => {
-      if (!isObj(message) || message.role !== 'user' || !Array.isArray(message.content)) return;
-      message.content.forEach((block, blockIndex) => {
-        if (!isObj(block) || block.type !== 'tool_result') return;
+    // Loops, not callbacks: a history without tool results costs no allocation per message.
+    for (let index = 0; index < messages.length; index++) {
+      const message = messages[index];
+      if (!isObj(message) || message.role !== 'user' || !Array.isArray(message.content)) continue;
+      const content: unknown[] = message.content;
+      for (let blockIndex = 0; blockIndex < content.length; blockIndex++) {
+        const block = content[blockIndex];
+        if (!isObj(block) || block.type !== 'tool_result') continue;
         const callId = typeof block.tool_use_id === 'string' ? block.tool_use_id : '';
         const path = ['messages', index, 'content', blockIndex, 'content'];
         refs.push({
@@ -273,8 +277,8 @@ class AnthropicRequestView implements RequestView {
             ? imageRefs(block.content, path, index, true, this.tracker.at(index), this.reporter)
             : [],
         });
-      });
-    });
+      }
+    }
     return refs;
   }
 

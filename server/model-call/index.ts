@@ -115,7 +115,7 @@ async function bindChat(
     ...(turns ? { turns } : {}),
   });
   res.setHeader('x-session-id', binding.chatId);
-  call.logFields.chatId = binding.chatId;
+  call.setLogField('chatId', binding.chatId);
   app.metrics.historyMessages.inc({ how: 'recognised' }, binding.history.recognised);
   app.metrics.historyMessages.inc({ how: 'compared' }, binding.history.compared);
   return binding;

@@ -45,9 +45,14 @@ export interface ModelCall {
   /** Aborted when the client goes away before the answer is complete. */
   readonly abort: AbortController;
   /** What every log line of the call says (request id, provider, model; the chat once bound). */
-  readonly logFields: Record<string, unknown>;
-  /** A logger with `logFields`, made when a line is written (most calls write one). */
+  readonly logFields: Readonly<Record<string, unknown>>;
+  /**
+   * A logger with `logFields`, made when a line is first written (most calls write one) and kept
+   * until a field changes.
+   */
   readonly log: Logger;
+  /** Sets a field of every later log line (the chat, once bound). */
+  setLogField(key: string, value: unknown): void;
 }
 
 /** Reads and checks a model call; throws a 400/404 in the endpoint's shape when it cannot go on. */
@@ -122,7 +127,14 @@ class ReadModelCall implements ModelCall {
     private readonly logger: Logger,
   ) {}
 
+  private made: Logger | undefined;
+
   get log(): Logger {
-    return this.logger.child(this.logFields);
+    return (this.made ??= this.logger.child(this.logFields));
+  }
+
+  setLogField(key: string, value: unknown): void {
+    this.logFields[key] = value;
+    this.made = undefined;
   }
 }
