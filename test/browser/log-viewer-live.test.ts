@@ -25,8 +25,8 @@ describe('log viewer: the live tail', { skip: noBrowser, timeout: 120_000 }, () 
     await gw?.close();
   });
 
-  /** Opens the page with its timers under the test's control (`page.clock.runFor`). */
-  const open = (hash = '') => openViewer(browser, gw.url, hash, { clock: true });
+  /** Opens the page with its timers under the test's control, paused: only `runFor` moves them. */
+  const open = (hash = '') => openViewer(browser, gw.url, hash, { clock: 'paused' });
 
   test('a chat whose log is removed while it is followed: the tail stops and says the chat is gone', async () => {
     await openaiCall(

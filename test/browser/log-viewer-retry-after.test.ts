@@ -72,25 +72,8 @@ describe('log viewer: reads the gateway asks to wait', { skip: noBrowser, timeou
     await gw?.close();
   });
 
-  /**
-   * Opens the page with its timers under the test's control: the clock paused once the page is
-   * loaded, so only `page.clock.runFor` moves it (an installed clock otherwise also runs on in real
-   * time, which a busy machine stretches past the margins these tests count in).
-   */
-  const open = async (hash = '') => {
-    const opened = await openViewer(browser, gw.url, hash, { clock: true });
-    // The clock runs on while the test asks for its time: a busy machine may pass the asked time
-    // first ("cannot fast-forward to the past"), so ask again.
-    for (let attempt = 1; ; attempt++) {
-      const now = await opened.page.evaluate(() => Date.now());
-      try {
-        await opened.page.clock.pauseAt(now + 500);
-        return opened;
-      } catch (err) {
-        if (attempt >= 10 || !String(err).includes('to the past')) throw err;
-      }
-    }
-  };
+  /** Opens the page with its timers under the test's control, paused: only `runFor` moves them. */
+  const open = (hash = '') => openViewer(browser, gw.url, hash, { clock: 'paused' });
 
   test('the list read again after a 429 waits out its retry-after (longer than the 30 s refresh), saying so', async () => {
     const { page, watch } = await open();

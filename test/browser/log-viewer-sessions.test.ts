@@ -60,8 +60,8 @@ describe(
       await gw?.close();
     });
 
-    /** Opens the page with its timers under the test's control (`page.clock.runFor`). */
-    const open = (hash = '') => openViewer(browser, gw.url, hash, { clock: true });
+    /** Opens the page with its timers under the test's control, paused: only `runFor` moves them. */
+    const open = (hash = '') => openViewer(browser, gw.url, hash, { clock: 'paused' });
 
     /** Opens another session, then live-1 again: a new tail of live-1. */
     async function reopen(page: Page): Promise<void> {
