@@ -49,6 +49,8 @@ export interface StartOptions {
   nodeArgs?: string[];
   /** Run the TypeScript source under tsx instead of the compiled file (a profile's frames then name our files). */
   source?: boolean;
+  /** Run this compiled file instead of compiling `script` from this tree (another build's). */
+  compiled?: string;
   /** A command the child runs under, before `node` (e.g. valgrind and its flags). */
   wrap?: string[];
   /** How long `stop()` waits after SIGTERM before SIGKILL (default 5 s). */
@@ -80,8 +82,10 @@ export async function startChild(
   options: unknown,
   start: StartOptions = {},
 ): Promise<ChildHandle> {
-  const file = start.source ? fileURLToPath(new URL(script, import.meta.url)) : compiledScript(script);
-  const loader = start.source ? ['--import', TSX] : [];
+  const file =
+    start.compiled ??
+    (start.source ? fileURLToPath(new URL(script, import.meta.url)) : compiledScript(script));
+  const loader = start.source && !start.compiled ? ['--import', TSX] : [];
   const out = start.stdoutFile ? openSync(start.stdoutFile, 'a') : 'pipe';
   const args = [...(start.nodeArgs ?? []), ...loader, file, JSON.stringify(options)];
   const [command, ...wrapArgs] = start.wrap?.length ? start.wrap : [process.execPath];

@@ -4,8 +4,9 @@
  * `--only=overhead,streaming,large,long-chat,savings` picks benchmarks (or name them: `npm run bench
  * -- many-chats`); `--only=profile` profiles the gateway's CPU under load; `peers` measures another
  * gateway from npm beside it; `instructions` counts each request's CPU instructions under valgrind
- * (repeatable on a busy machine); `--chats=N` sets the
- * number of chats of many-chats.
+ * (repeatable on a busy machine); `side-by-side` measures this tree's gateway against another
+ * revision's (`BENCH_BASE`, default HEAD) taking turns; `--chats=N` sets the number of chats of
+ * many-chats.
  */
 import { closeClient } from './http-client.ts';
 import type { BenchContext } from './context.ts';
@@ -20,6 +21,7 @@ import { profileBench } from './profile.ts';
 import { manyChatsBench } from './many-chats.ts';
 import { peersBench } from './peers.ts';
 import { instructionsBench } from './instructions.ts';
+import { sideBySideBench } from './side-by-side.ts';
 
 const BENCHES: Record<string, (ctx: BenchContext) => Promise<SectionReport>> = {
   overhead: overheadBench,
@@ -31,8 +33,9 @@ const BENCHES: Record<string, (ctx: BenchContext) => Promise<SectionReport>> = {
   'many-chats': manyChatsBench,
   peers: peersBench,
   instructions: instructionsBench,
+  'side-by-side': sideBySideBench,
 };
-/** What `npm run bench` runs without --only (the profile, the peers and the instruction counts are on request). */
+/** What `npm run bench` runs without --only (the profile, the peers, the instruction counts and side by side are on request). */
 const DEFAULT = ['overhead', 'streaming', 'large', 'long-chat', 'savings', 'many-chats'];
 
 function parseArgs(argv: string[]): { quick: boolean; only: string[]; chats?: number } {

@@ -23,6 +23,8 @@ export interface GatewayOptions {
   nodeArgs?: string[];
   /** Run the gateway from its TypeScript source under tsx (the CPU profile), not compiled. */
   source?: boolean;
+  /** Run this compiled gateway process (another revision's build) instead of this tree's. */
+  compiled?: string;
   /** A command the gateway runs under (valgrind), and how long its stop may take. */
   wrap?: string[];
   stopGraceMs?: number;
@@ -62,6 +64,7 @@ export async function startGateway(fakeUrl: string, opts: GatewayOptions = {}): 
         stdoutFile: join(dir, 'gateway.log'),
         nodeArgs: opts.nodeArgs,
         source: opts.source,
+        compiled: opts.compiled,
         wrap: opts.wrap,
         stopGraceMs: opts.stopGraceMs,
       },
