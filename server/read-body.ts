@@ -4,6 +4,12 @@
  * declared length, or the byte that passes the limit) and the rest is never read: the error
  * handler closes the connection instead of draining gigabytes a client may still be sending.
  * gzip, deflate and br bodies are inflated, the limit applying to the inflated bytes.
+ *
+ * A body sent as it is with its length declared (what SDKs send) is copied into one buffer of that
+ * length while its chunks arrive, so the copy of a large body is made while the rest of it is still
+ * on the way, not after its last byte (a megabyte's join took about 0.1 ms on the request's path).
+ * That buffer is made once half of the declared bytes have come: a client that declares a large
+ * body and sends little never has more than twice what it sent held for it.
  */
 import type { RequestHandler } from 'express';
 import type { Readable, Transform } from 'node:stream';
@@ -58,6 +64,11 @@ export function readBody(limit: number): RequestHandler {
     const source: Readable = inflate === 'identity' ? req : req.pipe(inflate);
     const chunks: Buffer[] = [];
     let size = 0;
+    // With the declared length, when the bytes read are the bytes sent (node's parser holds a body
+    // to it), the body's own buffer, made at half of it and filled as chunks come. Any other body
+    // is joined at its end.
+    const fill = inflate === 'identity' && Number.isSafeInteger(declared) && declared > 0;
+    let whole: Buffer | undefined;
     let settled = false;
     const settle = (err?: unknown) => {
       if (settled) return;
@@ -73,13 +84,30 @@ export function readBody(limit: number): RequestHandler {
         next(err);
         return;
       }
-      req.body = Buffer.concat(chunks, size);
+      req.body = whole
+        ? size === whole.length
+          ? whole
+          : whole.subarray(0, size)
+        : Buffer.concat(chunks, size);
       next();
     };
     const onData = (chunk: Buffer) => {
+      if (whole && size + chunk.length > whole.length) {
+        // More than declared (not from node's parser): joined at the end like any other body.
+        chunks.push(whole.subarray(0, size));
+        whole = undefined;
+      }
+      if (whole) chunk.copy(whole, size);
       size += chunk.length;
-      if (size > limit) settle(tooLarge(limit));
-      else chunks.push(chunk);
+      if (size > limit) return settle(tooLarge(limit));
+      if (whole) return;
+      chunks.push(chunk);
+      if (fill && 2 * size >= declared && size <= declared) {
+        whole = Buffer.allocUnsafe(declared);
+        let at = 0;
+        for (const c of chunks) at += c.copy(whole, at);
+        chunks.length = 0;
+      }
     };
     const onClose = () => {
       if (!req.complete)
