@@ -24,7 +24,7 @@ import type { BenchContext } from './context.ts';
 import { clientHeaders, LONG_CHAT_ANSWER, longChat, PATHS, SMALL_CHAT_ANSWER } from './bodies.ts';
 import { conversationBodies, TURNS_PER_CHAT } from './conversation-load.ts';
 import { timedPost } from './http-client.ts';
-import { startChild, type ChildHandle, type ChildUsage } from './processes.ts';
+import { startChild, type ChildHandle } from './processes.ts';
 import type { SectionReport, Table } from './report.ts';
 import { startGateway, type GatewayHandle } from './stack.ts';
 import { median } from './stats.ts';
@@ -86,7 +86,7 @@ function buildBase(rev: string): Base {
 }
 
 async function cpuMs(g: ChildHandle): Promise<number> {
-  const u = (await g.usage()) as ChildUsage;
+  const u = await g.usage();
   return (u.cpuUser + u.cpuSystem) / 1000;
 }
 

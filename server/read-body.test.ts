@@ -17,10 +17,13 @@ describe('reading a request body', () => {
   /** What the middleware gave each request, by its path. */
   const seen = new Map<string, { body?: Buffer; err?: unknown }>();
   const waiting = new Map<string, () => void>();
+  /** Bytes the server has read of the request to `/stalled` (counted beside the middleware). */
+  let stalledRead = 0;
 
   before(async () => {
     const read = readBody(LIMIT);
     server = createServer((req, res) => {
+      if (req.url === '/stalled') req.on('data', (c: Buffer) => (stalledRead += c.length));
       read(req as unknown as Request, res as unknown as Response, (err?: unknown) => {
         seen.set(req.url!, { body: (req as IncomingMessage & { body?: Buffer }).body, err });
         waiting.get(req.url!)?.();
@@ -74,9 +77,10 @@ describe('reading a request body', () => {
     });
     req.on('error', () => undefined);
     const before = process.memoryUsage().arrayBuffers;
-    req.write(Buffer.alloc(256 * 1024, 0x20));
-    // Until the server has read what was sent.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const sent = 256 * 1024;
+    req.write(Buffer.alloc(sent, 0x20));
+    // Until the server has read all that was sent.
+    while (stalledRead < sent) await new Promise((resolve) => setTimeout(resolve, 10));
     const held = process.memoryUsage().arrayBuffers - before;
     req.destroy();
     assert.ok(held < 8 * 1024 * 1024, `held ${held} bytes for a body of which 256 KB came`);
