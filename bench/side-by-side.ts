@@ -11,7 +11,8 @@
  * Two loads: the long chat (500 turns, the whole history in every request: added time over direct
  * over turns 6-15 and 401-500, and each gateway's CPU per request over turns 401-500) and small
  * requests (the overhead benchmark's conversations, one at a time: added time and CPU per request).
- * `BENCH_LOADS=long-chat` or `small` picks one. The base is checked out as a temporary git
+ * `BENCH_LOADS=long-chat` or `small` picks one; `BENCH_TREE_NODE_ARGS` gives this tree's gateway
+ * Node.js flags the base runs without (a V8 flag measured against the same code). The base is checked out as a temporary git
  * worktree (its build uses this tree's node_modules, so revisions with the same lock compare) and
  * removed at the end.
  */
@@ -148,9 +149,13 @@ export async function sideBySideBench(ctx: BenchContext): Promise<SectionReport>
     (l) => !process.env.BENCH_LOADS || process.env.BENCH_LOADS.split(',').includes(l),
   );
   const rounds = ctx.quick ? 2 : 6;
+  // Node.js flags for this tree's gateway only (a V8 flag measured against the base without it).
+  const treeNodeArgs = (process.env.BENCH_TREE_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
   const base = buildBase(process.env.BENCH_BASE || 'HEAD');
   const dirty = git(['status', '--porcelain', '--untracked-files=no']) !== '';
-  const thisTree = `${git(['rev-parse', '--short', 'HEAD'])}${dirty ? ' + uncommitted changes' : ''}`;
+  const thisTree = `${git(['rev-parse', '--short', 'HEAD'])}${dirty ? ' + uncommitted changes' : ''}${
+    treeNodeArgs.length ? `, node ${treeNodeArgs.join(' ')}` : ''
+  }`;
   const tables: Table[] = [];
   const notes: string[] = [];
   const data: Record<string, unknown> = { base: base.rev, tree: thisTree, rounds };
@@ -171,6 +176,7 @@ export async function sideBySideBench(ctx: BenchContext): Promise<SectionReport>
                 await startGateway(fake.url, {
                   name: `gateway (${which})`,
                   ...(which === 'base' ? { compiled: base.file } : {}),
+                  ...(which !== 'base' && treeNodeArgs.length ? { nodeArgs: treeNodeArgs } : {}),
                 }),
               );
             }
