@@ -51,6 +51,19 @@ function gatewayOwned(name: string): boolean {
  * set stay as the gateway set them). Values come with the provider keys already masked (the
  * upstream client masks them).
  */
+/**
+ * A stream's status and headers go out with its first bytes when those are already there (a
+ * provider usually sends its headers and first event together): one write instead of two, and the
+ * client's first event one system call sooner. When no bytes have gone out by the next turn of the
+ * event loop (a slow first token, a Responses stream waiting for its answer's id), the headers go
+ * on their own then, so the client sees the status at once either way.
+ */
+export function sendStreamHeadersSoon(res: Response): void {
+  setImmediate(() => {
+    if (!res.headersSent && !res.destroyed && !res.writableEnded) res.flushHeaders();
+  });
+}
+
 export function copyHeaders(res: Response, headers: IncomingHttpHeaders): void {
   // Headers the provider's `connection` header names belong to that hop too (RFC 9110, 7.6.1).
   const hop = headers.connection;
@@ -125,7 +138,7 @@ export async function deliverSuccess(
   copyHeaders(res, upstream.headers);
   res.status(upstream.status);
   if (isEventStream(upstream.headers)) {
-    res.flushHeaders();
+    sendStreamHeadersSoon(res);
     const record = new StreamRecord(adapter, maxRecordedChars);
     const acc = record.accumulator;
     let complete = false;
@@ -197,6 +210,8 @@ export async function deliverSuccess(
     // Bytes the filter still holds: what followed the last whole event, sent as they came.
     const rest = filter && !signal.aborted ? filter.end() : undefined;
     if (rest && rest.length > 0) res.write(rest);
+    // A stream that broke before its first bytes still gives the client its status first.
+    if (!res.headersSent && !signal.aborted) res.flushHeaders();
     await beforeEnd(outcome);
     if (closedNormally) {
       // The client gets the provider's close; the answer it carries is counted as cut all the same.

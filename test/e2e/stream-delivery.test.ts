@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { startGateway, type TestGateway } from '../helpers/start-gateway.ts';
-import { bodies, openaiStream } from '../fake-provider/fake-bodies.ts';
+import { anthropicStream, bodies, openaiStream } from '../fake-provider/fake-bodies.ts';
 import type { FakeReply } from '../fake-provider/fake-provider.ts';
 import { eventsOfType, sessionEvents } from '../helpers/session-events.ts';
 
@@ -59,6 +59,52 @@ describe('a provider stream is relayed as it arrives', () => {
       assert.equal(eventsOfType(events, 'response')[0]?.ok, true);
     },
   );
+
+  test('a slow first token: the client has the status and headers before the provider sends its first event', async () => {
+    const hold = held();
+    gw.fake.script({
+      sse: anthropicStream('claude-test', ['Late', ' words']),
+      holdAfter: { events: 0, until: hold.until },
+    });
+    const asked = fetch(`${gw.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-session-id': 'slow-first-token', ...ANTHROPIC },
+      body: JSON.stringify({ ...messagesBody, stream: true }),
+    });
+    // The provider holds its first event until the client has the headers: a gateway that kept
+    // them for the first bytes would leave both waiting.
+    let timer: NodeJS.Timeout | undefined;
+    const res = await Promise.race([
+      asked,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('no headers before the first event (5 s)')), 5000);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+    assert.equal(res.headers.get('x-session-id'), 'slow-first-token');
+    hold.release();
+    const text = await res.text();
+    assert.match(text, /^event: message_start\n/);
+    assert.match(text, /"text":"Late"/);
+    assert.match(text, /event: message_stop/);
+    const events = await sessionEvents(gw.url, 'slow-first-token');
+    assert.equal(eventsOfType(events, 'response')[0]?.ok, true);
+  });
+
+  test('a stream broken before its first event: the client gets the status, then the cut', async () => {
+    gw.fake.script({ sse: anthropicStream('claude-test', ['never']), resetAfter: 0 });
+    const res = await fetch(`${gw.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-session-id': 'broken-at-once', ...ANTHROPIC },
+      body: JSON.stringify({ ...messagesBody, stream: true }),
+    });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+    await assert.rejects(res.text(), 'the body ends with the connection cut, not a clean end');
+    const events = await sessionEvents(gw.url, 'broken-at-once');
+    assert.equal(eventsOfType(events, 'response')[0]?.ok, false);
+  });
 });
 
 interface Case {
