@@ -12,9 +12,9 @@
  * over turns 6-15 and 401-500, and each gateway's CPU per request over turns 401-500) and small
  * requests (the overhead benchmark's conversations, one at a time: added time and CPU per request).
  * `BENCH_LOADS=long-chat` or `small` picks one; `BENCH_TREE_NODE_ARGS` gives this tree's gateway
- * Node.js flags the base runs without (a V8 flag measured against the same code). The base is checked out as a temporary git
- * worktree (its build uses this tree's node_modules, so revisions with the same lock compare) and
- * removed at the end.
+ * Node.js flags the base runs without (a V8 flag measured against the same code). The base is
+ * checked out as a temporary git worktree (its build uses this tree's node_modules, so revisions
+ * with the same lock compare) and removed at the end.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';

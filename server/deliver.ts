@@ -45,25 +45,25 @@ function gatewayOwned(name: string): boolean {
 }
 
 /**
- * Copies a provider's response headers, less hop-by-hop ones (also those its `connection` header
- * names) and length/encoding ones, the provider
- * host's own (cookies, navigation, browser policy), and the gateway's own headers (those already
- * set stay as the gateway set them). Values come with the provider keys already masked (the
- * upstream client masks them).
- */
-/**
  * A stream's status and headers go out with its first bytes when those are already there (a
  * provider usually sends its headers and first event together): one write instead of two, and the
  * client's first event one system call sooner. When no bytes have gone out by the next turn of the
  * event loop (a slow first token, a Responses stream waiting for its answer's id), the headers go
  * on their own then, so the client sees the status at once either way.
  */
-export function sendStreamHeadersSoon(res: Response): void {
+function sendStreamHeadersSoon(res: Response): void {
   setImmediate(() => {
     if (!res.headersSent && !res.destroyed && !res.writableEnded) res.flushHeaders();
   });
 }
 
+/**
+ * Copies a provider's response headers, less hop-by-hop ones (also those its `connection` header
+ * names) and length/encoding ones, the provider
+ * host's own (cookies, navigation, browser policy), and the gateway's own headers (those already
+ * set stay as the gateway set them). Values come with the provider keys already masked (the
+ * upstream client masks them).
+ */
 export function copyHeaders(res: Response, headers: IncomingHttpHeaders): void {
   // Headers the provider's `connection` header names belong to that hop too (RFC 9110, 7.6.1).
   const hop = headers.connection;
